@@ -1,0 +1,5 @@
+import sys
+
+from guirl.cli import main
+
+sys.exit(main())
