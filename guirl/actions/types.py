@@ -84,7 +84,8 @@ class Action(BaseModel):
       the *content view moves towards*, i.e. ``scroll down`` shows what is
       below (mouse wheel down; on a touch screen the finger moves up).
       Dataset adapters convert their own convention into this one.
-    - ``amount`` scroll clicks / swipe distance where a format gives one;
+    - ``amount`` scroll clicks / swipe distance where a format gives one, or
+      seconds for wait and long press;
     - ``status`` for terminate;
     - ``description`` free-text description of the action (GUI-Libra
       ``action_description``, ComputerSD ``Action:`` line), kept for history;

@@ -1,0 +1,111 @@
+"""Typed configs: one pydantic model per trainer, loaded from YAML with dotted
+command-line overrides (``optim.lr=1e-4 data.path=runs/x``).
+
+Every field carries its help text (``Field(description=...)``); ``guirl train
+<method> --help-config`` prints them. Unknown keys are errors that list the
+valid ones, so a typo never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+C = TypeVar("C", bound=BaseModel)
+
+
+class ConfigError(ValueError):
+    """A config file or override is wrong; the message says where and how to fix it."""
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``"optim.lr=1e-4"`` -> ``(["optim", "lr"], 0.0001)`` (value read as YAML)."""
+    if "=" not in text:
+        raise ConfigError(f"override {text!r} must look like key.subkey=value")
+    key, raw = text.split("=", 1)
+    if not key or any(not part for part in key.split(".")):
+        raise ConfigError(f"override {text!r} has an empty key part; write e.g. optim.lr=1e-4")
+    try:
+        value = yaml.safe_load(raw) if raw != "" else ""
+    except yaml.YAMLError as err:
+        raise ConfigError(f"override {text!r}: value is not valid YAML ({err})") from None
+    return key.split("."), value
+
+
+def _set_path(data: dict, keys: list[str], value: Any, model: type[BaseModel], original: str) -> None:
+    node, cls = data, model
+    for depth, key in enumerate(keys):
+        fields = cls.model_fields if cls is not None else None
+        if fields is not None and key not in fields:
+            where = ".".join(keys[:depth]) or "the top level"
+            raise ConfigError(f"override {original!r}: unknown field {key!r} at {where}; valid fields: {sorted(fields)}")
+        if depth == len(keys) - 1:
+            node[key] = value
+            return
+        annotation = fields[key].annotation if fields is not None else None
+        cls = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+        child = node.get(key)
+        if not isinstance(child, dict):
+            child = {} if child is None or cls is not None else child
+            if not isinstance(child, dict):
+                raise ConfigError(f"override {original!r}: {'.'.join(keys[: depth + 1])} is not a section")
+            node[key] = child
+        node = child
+
+
+def load_config(model: type[C], path: str | Path | None = None, overrides: list[str] | None = None) -> C:
+    """Read ``path`` (YAML) into ``model``, then apply dotted overrides."""
+    data: dict = {}
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"config file {path} does not exist; pass a YAML file (see recipes/)")
+        try:
+            loaded = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as err:
+            raise ConfigError(f"{path}: not valid YAML: {err}") from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: the top level must be a mapping of config fields")
+        data = loaded
+    for text in overrides or []:
+        keys, value = parse_override(text)
+        _set_path(data, keys, value, model, text)
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        where = f"{path}" if path is not None else "config"
+        lines = []
+        for e in err.errors():
+            loc = ".".join(str(x) for x in e["loc"])
+            help_text = _field_help(model, [str(x) for x in e["loc"]])
+            hint = f" ({help_text})" if help_text else ""
+            lines.append(f"{where}: field '{loc}': {e['msg']}{hint}")
+        raise ConfigError("\n".join(lines)) from None
+
+
+def _field_help(model: type[BaseModel], keys: list[str]) -> str:
+    cls: Any = model
+    info = None
+    for key in keys:
+        if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or key not in cls.model_fields:
+            return ""
+        info = cls.model_fields[key]
+        cls = info.annotation
+    return (info.description or "") if info is not None else ""
+
+
+def config_help(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """One line per leaf field: ``dotted.name (type, default): help``."""
+    lines = []
+    for name, info in model.model_fields.items():
+        ann = info.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            lines += config_help(ann, f"{prefix}{name}.")
+            continue
+        type_name = getattr(ann, "__name__", str(ann)).replace("typing.", "")
+        default = info.get_default(call_default_factory=True)
+        lines.append(f"{prefix}{name} ({type_name}, default {default!r}): {info.description or ''}")
+    return lines

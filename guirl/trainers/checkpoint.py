@@ -1,0 +1,119 @@
+"""Atomic, verified checkpoints on top of ``accelerate``'s save/load_state.
+
+A checkpoint is ``<run>/checkpoints/step_<N>/`` holding accelerate's state
+(model, optimiser, scheduler, every RNG, registered objects such as the data
+sampler position) plus ``trainer_state.json`` and a ``MANIFEST.json`` with
+the SHA-256 of every file. It is written into a temporary directory and
+renamed into place only when complete, so a crash (even ``kill -9``) leaves
+either the old set of checkpoints or the new one, never half of one.
+Loading verifies the manifest; a corrupt checkpoint is reported by name and
+the previous intact one is used, and nothing is deleted by a load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+MANIFEST = "MANIFEST.json"
+STATE = "trainer_state.json"
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint directory is missing files or does not match its manifest."""
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def save_checkpoint(accelerator, run_dir: str | Path, step: int, state: dict[str, Any], keep_last: int = 2) -> Path:
+    """Save ``accelerator``'s state and ``state`` (JSON) as checkpoint ``step``.
+
+    Only the main process writes the manifest and renames; all processes
+    take part in ``save_state`` as accelerate requires.
+    """
+    root = Path(run_dir) / "checkpoints"
+    final = root / f"step_{step:08d}"
+    tmp = root / f".tmp_step_{step:08d}"
+    if accelerator.is_main_process:
+        shutil.rmtree(tmp, ignore_errors=True)
+        root.mkdir(parents=True, exist_ok=True)
+    accelerator.wait_for_everyone()
+    accelerator.save_state(str(tmp), safe_serialization=True)
+    if accelerator.is_main_process:
+        (tmp / STATE).write_text(json.dumps({"step": step, **state}, indent=1))
+        files = sorted(p for p in tmp.rglob("*") if p.is_file())
+        manifest = {str(p.relative_to(tmp)): _sha256(p) for p in files}
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
+        for p in files + [tmp / MANIFEST]:
+            with p.open("rb") as fh:
+                os.fsync(fh.fileno())
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+        _fsync_dir(root)
+        for old in list_checkpoints(run_dir)[:-keep_last] if keep_last > 0 else []:
+            shutil.rmtree(old, ignore_errors=True)
+    accelerator.wait_for_everyone()
+    return final
+
+
+def list_checkpoints(run_dir: str | Path) -> list[Path]:
+    """Completed checkpoint directories, oldest first."""
+    root = Path(run_dir) / "checkpoints"
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("step_"))
+
+
+def verify_checkpoint(path: str | Path) -> dict[str, Any]:
+    """Check every file against the manifest; return the trainer state."""
+    path = Path(path)
+    manifest_path = path / MANIFEST
+    if not manifest_path.is_file():
+        raise CheckpointError(f"checkpoint {path} has no {MANIFEST}: it was not written completely")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except json.JSONDecodeError:
+        raise CheckpointError(f"checkpoint {path}: {MANIFEST} is not valid JSON") from None
+    for rel, digest in manifest.items():
+        file = path / rel
+        if not file.is_file():
+            raise CheckpointError(f"checkpoint {path}: file {rel} listed in the manifest is missing")
+        if _sha256(file) != digest:
+            raise CheckpointError(f"checkpoint {path}: file {rel} is corrupt (checksum differs from the manifest)")
+    return json.loads((path / STATE).read_text())
+
+
+def latest_valid_checkpoint(run_dir: str | Path, log=print) -> tuple[Path, dict[str, Any]] | None:
+    """The newest checkpoint that verifies; corrupt ones are reported and skipped."""
+    for path in reversed(list_checkpoints(run_dir)):
+        try:
+            return path, verify_checkpoint(path)
+        except CheckpointError as err:
+            log(f"warning: {err}; falling back to the previous checkpoint")
+    return None
+
+
+def load_checkpoint(accelerator, path: str | Path) -> dict[str, Any]:
+    """Verify and load a checkpoint into ``accelerator``'s registered objects."""
+    state = verify_checkpoint(path)
+    accelerator.load_state(str(path))
+    return state

@@ -1,0 +1,243 @@
+"""Hand-written outputs in each format (shaped after the papers' and public repos' examples)."""
+
+from __future__ import annotations
+
+import pytest
+
+from guirl.actions import Action, ActionType, Frame, ParseFailure, parse_action
+from guirl.actions.formats.litegui import parse_output
+from guirl.actions.formats.pyautogui import parse_pyautogui_program
+from guirl.actions.formats.qwen_mobile_use import extract_reasoning, extract_sub_goal
+
+T = ActionType
+SCREEN = Frame.screen(1920, 1080)
+
+
+def check(text: str, fmt: str, frame: Frame = SCREEN, /, **expected: object) -> Action:
+    action = parse_action(text, fmt, frame)
+    assert isinstance(action, Action), action
+    assert action == Action(frame=frame, **expected), action
+    return action
+
+
+def refuse(text: str, fmt: str, reason: str) -> None:
+    result = parse_action(text, fmt, SCREEN)
+    assert isinstance(result, ParseFailure), result
+    assert reason in result.reason, result.reason
+
+
+# -- LiteGUI (paper sec. 3.1: CLICK at (521, 41); TEXT_INPUT www.example.com; KEY CTRL+A) -----------
+
+
+def test_litegui_examples() -> None:
+    out = """Here is my answer:
+```json
+{"reasoning": "Observation: a browser. Intent: open a website. Analysis: click the address bar.",
+ "subtasks": [{"description": "enter the target URL", "status": "in_progress"}, "log into the account"],
+ "action": {"type": "CLICK", "position": [521, 41], "value": ""}}
+```"""
+    check(out, "litegui", type=T.CLICK, point=(521, 41))
+    full = parse_output(out, SCREEN)
+    assert not isinstance(full, ParseFailure)
+    assert full.reasoning is not None and full.reasoning.startswith("Observation")
+    assert full.subtasks == [{"description": "enter the target URL", "status": "in_progress"}, "log into the account"]
+    check('{"action": {"type": "TEXT_INPUT", "value": "www.example.com"}}', "litegui", type=T.TYPE, text="www.example.com")
+    check('{"action": {"type": "KEY", "value": "CTRL+A"}}', "litegui", type=T.KEY, keys=("ctrl", "a"))
+    check('{"action": {"type": "SCROLL_DOWN"}}', "litegui", type=T.SCROLL, direction="down")
+    check('{"action": {"type": "WAIT"}}', "litegui", type=T.WAIT)
+    # an annotation: the position is a box
+    check('{"action": {"type": "DOUBLE_CLICK", "position": [10, 20, 110, 60]}}', "litegui",
+          type=T.DOUBLE_CLICK, box=(10, 20, 110, 60))
+    # the ATG data layout (flat, capitalised keys)
+    check('{"Reasoning": "r", "Subtasks": [], "Action": "RIGHT_CLICK", "Value": "", "Position": [5, 6]}', "litegui",
+          type=T.RIGHT_CLICK, point=(5, 6))
+    refuse('{"action": {"type": "LONG_PRESS", "position": [1, 2]}}', "litegui", "not in LiteGUI's action space")
+    refuse('{"action": {"type": "CLICK"}}', "litegui", "needs a position")
+    refuse('{"action": {"type": "CLICK", "position": [NaN, 2]}}', "litegui", "no JSON object")
+
+
+# -- GUI-Libra (r1gui reward / android_world agent prompt) ----------------------------------------
+
+
+def test_guilibra_examples() -> None:
+    frame = Frame(kind="resized")
+    check(
+        '<think>The search bar is at the top.</think><answer>{"action_type": "Click", "action_description": '
+        '"Tap the search bar.", "value": "None", "point_2d": [540, 160]}</answer>',
+        "guilibra", frame, type=T.CLICK, point=(540, 160), description="Tap the search bar.",
+    )
+    # direct-action sample (no think); Write with a target field
+    check('<answer>{"action_type": "Write", "action_description": "Type the city.", "value": "Paris", '
+          '"point_2d": [300, 420]}</answer>', "guilibra", frame,
+          type=T.TYPE, text="Paris", point=(300, 420), description="Type the city.")
+    # Scroll value is the content direction; Swipe value is the finger direction (flipped)
+    check('<answer>{"action_type": "Scroll", "action_description": "", "value": "down", "point_2d": "none"}</answer>',
+          "guilibra", frame, type=T.SCROLL, direction="down")
+    check('<answer>{"action_type": "Swipe", "action_description": "", "value": "up", "point_2d": [540, 1800]}</answer>',
+          "guilibra", frame, type=T.SWIPE, direction="down", point=(540, 1800))
+    check('<answer>{"action_type": "KeyboardPress", "action_description": "", "value": "enter", "point_2d": "none"}'
+          "</answer>", "guilibra", frame, type=T.KEY, keys=("enter",))
+    check('<answer>{"action_type": "OpenAPP", "action_description": "", "value": "Clock", "point_2d": "none"}</answer>',
+          "guilibra", frame, type=T.OPEN_APP, text="Clock")
+    check('<answer>{"action_type": "Wait", "action_description": "", "value": "2", "point_2d": "none"}</answer>',
+          "guilibra", frame, type=T.WAIT, amount=2)
+    check('<answer>{"action_type": "Terminate", "action_description": "", "value": "success", "point_2d": "none"}'
+          "</answer>", "guilibra", frame, type=T.TERMINATE, status="success")
+    check('<answer>{"action_type": "NavigateBack", "action_description": "", "value": "None", "point_2d": "none"}'
+          "</answer>", "guilibra", frame, type=T.BACK)
+    # names are normalised as GUI-Libra's reward does (long_press -> longpress)
+    check('<answer>{"action_type": "long_press", "action_description": "", "value": "None", "point_2d": [1, 2]}'
+          "</answer>", "guilibra", frame, type=T.LONG_PRESS, point=(1, 2))
+    refuse('<answer>{"action_type": "Click", "action_description": "", "value": "None", "point_2d": "none"}</answer>',
+           "guilibra", "Click needs point_2d")
+    refuse('<answer>{"action_type": "Fly", "value": "None", "point_2d": "none"}</answer>', "guilibra", "not a GUI-Libra")
+
+
+# -- ComputerSD / Qwen computer_use ------------------------------------------------------------
+
+
+def test_qwen_computer_use_examples() -> None:
+    rel = Frame.relative(1000)
+    action = check(
+        'Action: Click the "File" menu in the top bar.\n<tool_call>\n{"name": "computer_use", "arguments": '
+        '{"action": "left_click", "coordinate": [500, 250]}}\n</tool_call>',
+        "qwen_computer_use", rel, type=T.CLICK, point=(500, 250), description='Click the "File" menu in the top bar.',
+    )
+    # Qwen3-VL relative coordinates -> screen pixels: 500/1000 * 1920 = 960, 250/1000 * 1080 = 270
+    assert action.to_frame(SCREEN).point == pytest.approx((960, 270))
+    check('<tool_call>{"name": "computer_use", "arguments": {"action": "type", "text": "hello\\nworld"}}</tool_call>',
+          "qwen_computer_use", rel, type=T.TYPE, text="hello\nworld")
+    check('<tool_call>{"name": "computer_use", "arguments": {"action": "key", "keys": ["Control", "c"]}}</tool_call>',
+          "qwen_computer_use", rel, type=T.KEY, keys=("ctrl", "c"))
+    # positive pixels scroll up (the tool's description); negative down
+    check('<tool_call>{"name": "computer_use", "arguments": {"action": "scroll", "pixels": -5}}</tool_call>',
+          "qwen_computer_use", rel, type=T.SCROLL, direction="down", amount=5)
+    check('<tool_call>{"name": "computer_use", "arguments": {"action": "hscroll", "pixels": 3}}</tool_call>',
+          "qwen_computer_use", rel, type=T.SCROLL, direction="right", amount=3)
+    check('<tool_call>{"name": "computer_use", "arguments": {"action": "left_click_drag", "coordinate": [9, 8]}}'
+          "</tool_call>", "qwen_computer_use", rel, type=T.DRAG, end_point=(9, 8))
+    check('<tool_call>{"name": "computer_use", "arguments": {"action": "terminate", "status": "failure"}}</tool_call>',
+          "qwen_computer_use", rel, type=T.TERMINATE, status="failure")
+    check('<tool_call>{"name": "computer_use", "arguments": {"action": "wait", "time": 2}}', "qwen_computer_use", rel,
+          type=T.WAIT, amount=2)  # unterminated tool call still reads
+    refuse('<tool_call>{"name": "mobile_use", "arguments": {"action": "click", "coordinate": [1, 2]}}</tool_call>',
+           "qwen_computer_use", "expected 'computer_use'")
+    refuse('<tool_call>{"name": "computer_use", "arguments": {"action": "scroll", "pixels": 0}}</tool_call>',
+           "qwen_computer_use", "non-zero pixels")
+
+
+# -- InfiGUI-R1 / Qwen mobile_use ---------------------------------------------------------------
+
+
+INFIGUI_OUTPUT = """<think>The settings page is open and Wi-Fi is listed near the top.
+<step>Open the Wi-Fi settings</step>
+So I tap the Wi-Fi entry.</think>
+<tool_call>
+{"name": "mobile_use", "arguments": {"action": "click", "coordinate": [364, 518]}}
+</tool_call>"""
+
+
+def test_qwen_mobile_use_examples() -> None:
+    frame = Frame.resized(1080, 2400)
+    check(INFIGUI_OUTPUT, "qwen_mobile_use", frame, type=T.CLICK, point=(364, 518))
+    assert extract_sub_goal(INFIGUI_OUTPUT) == "Open the Wi-Fi settings"
+    assert extract_reasoning(INFIGUI_OUTPUT).startswith("The settings page")  # type: ignore[union-attr]
+    assert extract_sub_goal("<think>no sub-goal here</think>") is None
+    assert extract_sub_goal("<step>  </step>") is None
+    args = '{"name": "mobile_use", "arguments": {"action": "swipe", "coordinate": [500, 1500], "coordinate2": [500, 500]}}'
+    check(args, "qwen_mobile_use", frame, type=T.SWIPE, point=(500, 1500), end_point=(500, 500))  # no tags
+    check('<tool_call>{"name": "mobile_use", "arguments": {"action": "system_button", "button": "Home"}}</tool_call>',
+          "qwen_mobile_use", frame, type=T.HOME)
+    check('<tool_call>{"name": "mobile_use", "arguments": {"action": "system_button", "button": "Menu"}}</tool_call>',
+          "qwen_mobile_use", frame, type=T.KEY, keys=("menu",))
+    check('<tool_call>{"name": "mobile_use", "arguments": {"action": "open", "text": "Chrome"}}</tool_call>',
+          "qwen_mobile_use", frame, type=T.OPEN_APP, text="Chrome")
+    check('<tool_call>{"name": "mobile_use", "arguments": {"action": "long_press", "coordinate": [1, 2], "time": 2}}'
+          "</tool_call>", "qwen_mobile_use", frame, type=T.LONG_PRESS, point=(1, 2), amount=2)
+    check('<tool_call>{"name": "mobile_use", "arguments": {"action": "terminate", "status": "fail"}}</tool_call>',
+          "qwen_mobile_use", frame, type=T.TERMINATE, status="failure")
+    # arguments sent as a JSON string
+    check('<tool_call>{"name": "mobile_use", "arguments": "{\\"action\\": \\"wait\\", \\"time\\": 1}"}</tool_call>',
+          "qwen_mobile_use", frame, type=T.WAIT, amount=1)
+    refuse('<tool_call>{"name": "mobile_use", "arguments": {"action": "scroll", "coordinate": [1, 2]}}</tool_call>',
+           "qwen_mobile_use", "not in the mobile_use action space")
+    refuse('<tool_call>{"name": "mobile_use", "arguments": {"action": "system_button", "button": "Power"}}</tool_call>',
+           "qwen_mobile_use", "Back|Home|Menu|Enter")
+
+
+# -- UI-S1 (std_space action JSON) --------------------------------------------------------------
+
+
+def test_uis1_examples() -> None:
+    frame = Frame(kind="resized")
+    check('<think>\nTap "About phone".\n</think>\n<action>\n{"action": "click", "coordinate": [540, 850]}\n</action>',
+          "uis1", frame, type=T.CLICK, point=(540, 850))
+    check('<action>{"action": "swipe", "coordinate": [540, 1200], "coordinate2": [540, 400]}</action>', "uis1", frame,
+          type=T.SWIPE, point=(540, 1200), end_point=(540, 400))
+    # UI-S1's parser repairs a doubled closing brace; so does guirl's
+    check('<action>\n{"action": "system_button", "button": "Back"}}\n</action>', "uis1", frame, type=T.BACK)
+    check('<action>{"action": "type", "text": "hello"}</action>', "uis1", frame, type=T.TYPE, text="hello")
+    check('<action>{"action": "answer", "text": "3 emails"}</action>', "uis1", frame, type=T.ANSWER, text="3 emails")
+    check('<action>{"action": "key", "text": "volume_up"}</action>', "uis1", frame, type=T.KEY, keys=("volumeup",))
+    refuse('<think>only thinking</think>', "uis1", "no <action>")
+
+
+# -- OSWorld pyautogui --------------------------------------------------------------------------
+
+
+def test_pyautogui_examples() -> None:
+    check("```python\nimport pyautogui\npyautogui.click(x=100, y=200)\n```", "pyautogui", type=T.CLICK, point=(100, 200))
+    check("pyautogui.click(100, 200, button='right')", "pyautogui", type=T.RIGHT_CLICK, point=(100, 200))
+    check("pyautogui.click((5, 6), clicks=2)", "pyautogui", type=T.DOUBLE_CLICK, point=(5, 6))
+    check("pyautogui.hotkey('ctrl', 'c')", "pyautogui", type=T.KEY, keys=("ctrl", "c"))
+    check("pyautogui.press('Return')", "pyautogui", type=T.KEY, keys=("enter",))
+    check("pyautogui.typewrite('hello\\n', interval=0.05)", "pyautogui", type=T.TYPE, text="hello\n")
+    check("pyautogui.scroll(-3)", "pyautogui", type=T.SCROLL, direction="down", amount=3)
+    check("pyautogui.keyDown('shift')", "pyautogui", type=T.KEY_DOWN, keys=("shift",))
+    check("DONE", "pyautogui", type=T.TERMINATE, status="success")
+    check("```\nFAIL\n```", "pyautogui", type=T.TERMINATE, status="failure")
+    check("import time\ntime.sleep(0.5)", "pyautogui", type=T.WAIT, amount=0.5)
+    program = "pyautogui.click(10, 20)\npyautogui.typewrite('abc')\npyautogui.press('enter')"
+    actions = parse_pyautogui_program(program, SCREEN)
+    assert isinstance(actions, list)
+    assert [a.type for a in actions] == [T.CLICK, T.TYPE, T.KEY]
+    check(program, "pyautogui", type=T.CLICK, point=(10, 20))  # the first action
+    refuse("__import__('os').system('echo pwned')", "pyautogui", "only pyautogui.<function>(...) calls")
+    refuse("pyautogui.click(x=__import__('os').system('x'), y=1)", "pyautogui", "not a literal")
+    refuse("os.system('ls')", "pyautogui", "not a pyautogui call")
+    refuse("pyautogui.typewrite(['a', 'enter'])", "pyautogui", "key sequence")
+    refuse("pyautogui.click(", "pyautogui", "not valid Python")
+
+
+# -- OSWorld computer_13 ------------------------------------------------------------------------
+
+
+def test_computer_13_examples() -> None:
+    check('```json\n{"action_type": "CLICK", "parameters": {"button": "left", "x": 100, "y": 200, "num_clicks": 1}}\n```',
+          "computer_13", type=T.CLICK, point=(100, 200))
+    check('{"action_type": "CLICK", "parameters": {"button": "right", "x": 1, "y": 2}}', "computer_13",
+          type=T.RIGHT_CLICK, point=(1, 2))
+    check('{"action_type": "CLICK", "parameters": {"num_clicks": 3}}', "computer_13", type=T.TRIPLE_CLICK)
+    check('{"action_type": "MOVE_TO", "parameters": {"x": 10, "y": 20}}', "computer_13", type=T.MOVE, point=(10, 20))
+    check('{"action_type": "SCROLL", "parameters": {"dx": 0, "dy": 3}}', "computer_13", type=T.SCROLL,
+          direction="up", amount=3)
+    check('{"action_type": "TYPING", "parameters": {"text": "hi"}}', "computer_13", type=T.TYPE, text="hi")
+    check('{"action_type": "HOTKEY", "parameters": {"keys": ["ctrl", "shift", "t"]}}', "computer_13",
+          type=T.KEY, keys=("ctrl", "shift", "t"))
+    check('{"action_type": "PRESS", "parameters": {"key": "esc"}}', "computer_13", type=T.KEY, keys=("esc",))
+    check('{"action_type": "DONE"}', "computer_13", type=T.TERMINATE, status="success")
+    check('{"action_type": "FAIL"}', "computer_13", type=T.TERMINATE, status="failure")
+    check('{"action_type": "WAIT"}', "computer_13", type=T.WAIT)
+    check('[{"action_type": "MOVE_TO", "parameters": {"x": 1, "y": 2}}, '
+          '{"action_type": "DRAG_TO", "parameters": {"x": 30, "y": 40}}]', "computer_13",
+          type=T.DRAG, point=(1, 2), end_point=(30, 40))
+    check('{"action_type": "DRAG_TO", "x": 3, "y": 4}', "computer_13", type=T.DRAG, end_point=(3, 4))  # flat params
+    refuse('{"action_type": "SCROLL", "parameters": {"dx": 2, "dy": 3}}', "computer_13", "exactly one non-zero")
+    refuse('{"action_type": "CALL_USER", "parameters": {}}', "computer_13", "not a computer_13 action")
+    refuse('{"action_type": "MOUSE_DOWN", "parameters": {"button": "right"}}', "computer_13", "left button")
+
+
+def test_pyautogui_and_computer_13_leniencies() -> None:
+    check("pyautogui.hotkey('ctrl', 'v', interval=0.1)", "pyautogui", type=T.KEY, keys=("ctrl", "v"))
+    check('{"action_type": "CLICK", "parameters": {"button": "MIDDLE", "x": 1, "y": 2}}', "computer_13",
+          type=T.MIDDLE_CLICK, point=(1, 2))
