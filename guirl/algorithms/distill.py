@@ -1,0 +1,113 @@
+"""Reverse-KL distillation losses ``KL(p_theta || p_T)`` (on-policy distillation).
+
+LiteGUI's Guided OPD (METHODS.md 1; GKD with lambda=1, beta_JSD=1) distils a
+teacher scoring the student's own samples. Three forms:
+
+- :func:`reverse_kl_sampled_token`: per sampled token
+  ``log pi_theta(y_j) - log pi_T(y_j)`` (LiteGUI eq. 12). Its value is a
+  one-sample estimate of the reverse KL; its gradient is the score-function
+  (REINFORCE) gradient ``(1 + d_j) grad log pi_theta(y_j)`` with
+  ``d_j = log pi_theta - log pi_T`` detached. Departure from differentiating
+  eq. 12 literally: that would give only ``grad log pi_theta``, whose
+  expectation under on-policy samples is zero.
+- :func:`reverse_kl_full_vocab`: exact ``sum_v p_theta(v) (log p_theta(v) - log p_T(v))``
+  per position (the GKD objective of LiteGUI A.5).
+- :func:`reverse_kl_topk_tail`: the same over the student's top-k tokens plus
+  one "tail" bucket holding the remaining mass (ComputerSD's code, k=50):
+  memory O(k) per position instead of O(V) for the teacher side.
+
+The teacher is always detached. All return ``(loss, metrics)`` aggregated
+with :func:`aggregate_loss` over the completion mask.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from guirl.algorithms.aggregate import aggregate_loss, masked_mean
+
+
+def _log1mexp(x: Tensor) -> Tensor:
+    """``log(1 - exp(x))`` for ``x <= 0``, stable (Maechler 2012)."""
+    x = x.clamp(max=-1e-30)
+    near_zero = torch.log(-torch.expm1(x))  # accurate for x > -log 2
+    far = torch.log1p(-torch.exp(x.clamp(max=-0.6931471805599453)))  # clamped so both branches stay finite
+    return torch.where(x > -0.6931471805599453, near_zero, far)
+
+
+def reverse_kl_sampled_token(
+    student_logprobs: Tensor,
+    teacher_logprobs: Tensor,
+    mask: Tensor,
+    *,
+    loss_agg_mode: str = "token-mean",
+    num_tokens: float | Tensor | None = None,
+    num_sequences: float | Tensor | None = None,
+) -> tuple[Tensor, dict[str, float]]:
+    """Sampled-token reverse KL; ``student_logprobs``/``teacher_logprobs`` [B, T] of the sampled tokens."""
+    diff = student_logprobs - teacher_logprobs.detach()  # [B, T]
+    per_token = diff + diff.detach() * (student_logprobs - student_logprobs.detach())  # value diff, grad (1+d)
+    loss = aggregate_loss(per_token, mask, loss_agg_mode, num_tokens=num_tokens, num_sequences=num_sequences)
+    return loss, {"distill/reverse_kl": float(masked_mean(diff.detach(), mask))}
+
+
+def reverse_kl_full_vocab(
+    student_logits: Tensor,
+    teacher_logits: Tensor,
+    mask: Tensor,
+    *,
+    temperature: float = 1.0,
+    loss_agg_mode: str = "token-mean",
+    num_tokens: float | Tensor | None = None,
+    num_sequences: float | Tensor | None = None,
+) -> tuple[Tensor, dict[str, float]]:
+    """Exact reverse KL per position from logits [B, T, V] (teacher detached)."""
+    if student_logits.shape != teacher_logits.shape:
+        raise ValueError(
+            f"student {tuple(student_logits.shape)} and teacher {tuple(teacher_logits.shape)} logits differ"
+        )
+    log_p = F.log_softmax(student_logits / temperature, dim=-1)  # [B, T, V]
+    log_q = F.log_softmax(teacher_logits.detach() / temperature, dim=-1)
+    per_token = (log_p.exp() * (log_p - log_q)).sum(-1)  # [B, T]
+    loss = aggregate_loss(per_token, mask, loss_agg_mode, num_tokens=num_tokens, num_sequences=num_sequences)
+    return loss, {"distill/reverse_kl": float(masked_mean(per_token.detach(), mask))}
+
+
+def topk_tail_reverse_kl_per_token(student_logits: Tensor, teacher_logits: Tensor, k: int = 50) -> Tensor:
+    """Reverse KL [B, T] over the student's top-``k`` tokens plus one tail bucket.
+
+    Buckets: the ``k`` most likely student tokens, and "everything else" with
+    probability ``1 - sum(top-k)`` under each model. Equals the full KL when
+    ``k >= V`` and lower-bounds it otherwise (the log-sum inequality).
+    """
+    vocab = student_logits.shape[-1]
+    k = min(k, vocab)
+    log_p = F.log_softmax(student_logits.float(), dim=-1)
+    log_q = F.log_softmax(teacher_logits.detach().float(), dim=-1)
+    top_log_p, idx = log_p.topk(k, dim=-1)  # [B, T, k]
+    top_log_q = log_q.gather(-1, idx)
+    head = (top_log_p.exp() * (top_log_p - top_log_q)).sum(-1)  # [B, T]
+    if k == vocab:
+        return head
+    tail_log_p = _log1mexp(torch.logsumexp(top_log_p, dim=-1))
+    tail_log_q = _log1mexp(torch.logsumexp(top_log_q, dim=-1))
+    tail = tail_log_p.exp() * (tail_log_p - tail_log_q)
+    return (head + tail).to(student_logits.dtype)
+
+
+def reverse_kl_topk_tail(
+    student_logits: Tensor,
+    teacher_logits: Tensor,
+    mask: Tensor,
+    *,
+    k: int = 50,
+    loss_agg_mode: str = "token-mean",
+    num_tokens: float | Tensor | None = None,
+    num_sequences: float | Tensor | None = None,
+) -> tuple[Tensor, dict[str, float]]:
+    """Top-k-plus-tail reverse KL from logits [B, T, V]; see :func:`topk_tail_reverse_kl_per_token`."""
+    per_token = topk_tail_reverse_kl_per_token(student_logits, teacher_logits, k)
+    loss = aggregate_loss(per_token, mask, loss_agg_mode, num_tokens=num_tokens, num_sequences=num_sequences)
+    return loss, {"distill/reverse_kl_topk": float(masked_mean(per_token.detach(), mask))}

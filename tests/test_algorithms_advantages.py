@@ -1,0 +1,190 @@
+"""Advantage estimators: hand-computed cases and loop-vs-vectorised equivalence."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from guirl.algorithms import (
+    available_adv_ests,
+    broadcast_to_tokens,
+    discounted_returns,
+    get_adv_est,
+    grpo_advantage,
+    informative_groups,
+    register_adv_est,
+    rloo_advantage,
+    semi_online_advantage,
+    sngs_advantage,
+)
+
+
+def test_registry_names_duplicates_and_unknown():
+    assert {"grpo", "rloo", "sngs", "semi_online"} <= set(available_adv_ests())
+    assert get_adv_est("grpo") is grpo_advantage
+    with pytest.raises(ValueError, match="already registered"):
+        register_adv_est("grpo")(lambda rewards, group_size: (rewards, {}))
+    with pytest.raises(KeyError, match="valid names: .*'grpo'"):
+        get_adv_est("gae_typo")
+
+
+def test_grpo_hand_computed():
+    # group [1, 0, 0, 1]: mean 0.5, unbiased std = sqrt(4 * 0.25 / 3) = 0.57735
+    # advantages = +-0.5 / 0.57735 = +-0.866025
+    adv, metrics = grpo_advantage(torch.tensor([1.0, 0.0, 0.0, 1.0]), 4, epsilon=0.0)
+    assert torch.allclose(adv, torch.tensor([0.866025, -0.866025, -0.866025, 0.866025]), atol=1e-6)
+    # without std scaling (Dr. GRPO): just centred
+    adv, _ = grpo_advantage(torch.tensor([1.0, 0.0, 0.0, 1.0]), 4, std_scaling="none")
+    assert torch.equal(adv, torch.tensor([0.5, -0.5, -0.5, 0.5]))
+    # a group with equal rewards gets zero advantages and is counted
+    adv, metrics = grpo_advantage(torch.tensor([0.3, 0.3, 1.0, 0.0]), 2)
+    assert adv[:2].abs().max() == 0 and metrics["advantages/frac_zero_std_groups"] == 0.5
+
+
+def test_grpo_batch_scaling_hand_computed():
+    # rewards [0, 2 | 4, 6]: group means 1, 5 -> centred [-1, 1, -1, 1]
+    # batch std (unbiased) of [0, 2, 4, 6] = sqrt(20 / 3) = 2.581989
+    adv, _ = grpo_advantage(torch.tensor([0.0, 2.0, 4.0, 6.0]), 2, std_scaling="batch", epsilon=0.0)
+    assert torch.allclose(adv, torch.tensor([-1, 1, -1, 1]) / math.sqrt(20 / 3), atol=1e-6)
+
+
+def test_rloo_hand_computed():
+    # [1, 0, 0]: A_0 = 1 - (0 + 0)/2 = 1; A_1 = 0 - (1 + 0)/2 = -0.5; A_2 = -0.5
+    adv, _ = rloo_advantage(torch.tensor([1.0, 0.0, 0.0]), 3)
+    assert torch.allclose(adv, torch.tensor([1.0, -0.5, -0.5]))
+    with pytest.raises(ValueError, match="group_size >= 2"):
+        rloo_advantage(torch.tensor([1.0]), 1)
+
+
+def test_sngs_hand_computed():
+    # group [1, 0, 0, 0]: p_g = 0.25, lambda = clamp(0.5 + 1.5 * 0.25, 0, 1) = 0.875
+    # grpo: mean 0.25, std = sqrt((0.5625 + 3 * 0.0625) / 3) = 0.5
+    # A = [1.5, -0.5, -0.5, -0.5] -> negatives x 0.875 -> [1.5, -0.4375, -0.4375, -0.4375]
+    adv, metrics = sngs_advantage(torch.tensor([1.0, 0.0, 0.0, 0.0]), 4, lambda_0=0.5, kappa=1.5, epsilon=0.0)
+    assert torch.allclose(adv, torch.tensor([1.5, -0.4375, -0.4375, -0.4375]), atol=1e-6)
+    assert metrics["advantages/sngs_lambda_mean"] == pytest.approx(0.875)
+    # 7B setting (1.4, -0.5) with p_g = 0.25: lambda = clamp(1.275) = 1 -> plain GRPO
+    adv7, _ = sngs_advantage(torch.tensor([1.0, 0.0, 0.0, 0.0]), 4, lambda_0=1.4, kappa=-0.5, epsilon=0.0)
+    assert torch.allclose(adv7, torch.tensor([1.5, -0.5, -0.5, -0.5]), atol=1e-6)
+
+
+def _loop_grpo(rewards, g, eps):
+    out = []
+    for start in range(0, len(rewards), g):
+        grp = rewards[start : start + g]
+        mean = sum(grp) / g
+        std = math.sqrt(sum((r - mean) ** 2 for r in grp) / (g - 1))
+        out += [(r - mean) / (std + eps) for r in grp]
+    return out
+
+
+def _loop_sngs(rewards, g, lambda_0, kappa, eps):
+    base = _loop_grpo(rewards, g, eps)
+    out = []
+    for start in range(0, len(rewards), g):
+        lam = min(1.0, max(0.0, lambda_0 + kappa * sum(rewards[start : start + g]) / g))
+        out += [a * lam if a < 0 else a for a in base[start : start + g]]
+    return out
+
+
+def test_loop_vs_vectorised():
+    g = torch.Generator().manual_seed(0)
+    rewards = torch.rand(8 * 5, generator=g, dtype=torch.float64)
+    r = rewards.tolist()
+    assert torch.allclose(
+        grpo_advantage(rewards, 5, epsilon=1e-6)[0], torch.tensor(_loop_grpo(r, 5, 1e-6), dtype=torch.float64)
+    )
+    loo = [r[i] - (sum(r[i // 5 * 5 : i // 5 * 5 + 5]) - r[i]) / 4 for i in range(len(r))]
+    assert torch.allclose(rloo_advantage(rewards, 5)[0], torch.tensor(loo, dtype=torch.float64))
+    assert torch.allclose(
+        sngs_advantage(rewards, 5, lambda_0=0.5, kappa=2.0)[0],
+        torch.tensor(_loop_sngs(r, 5, 0.5, 2.0, 1e-6), dtype=torch.float64),
+    )
+
+
+def test_discounted_returns_reset_at_mismatch():
+    # rewards [1, 1, 0.1, 1], matched [T, T, F, T], gamma 0.5:
+    # G_3 = 1; G_2 = 0.1 (mismatch: nothing flows back past it)
+    # G_1 = 1 + 0.5 * 0.1 = 1.05; G_0 = 1 + 0.5 * 1.05 = 1.525
+    r = torch.tensor([[1.0, 1.0, 0.1, 1.0]])
+    out = discounted_returns(r, torch.ones_like(r), torch.tensor([[True, True, False, True]]), 0.5)
+    assert torch.allclose(out, torch.tensor([[1.525, 1.05, 0.1, 1.0]]))
+
+
+def test_semi_online_hand_computed():
+    # one group of G = 2 rollouts, S = 2 steps, gamma = 0.5, all matched:
+    # rollout a: r = [1, 1] -> G_0 = 1.5; rollout b: r = [0, 1] -> G_0 = 0.5
+    # episode: mean 1, std = sqrt(2 * 0.25 / 1) = 0.70711 -> A_ep = [+0.70711, -0.70711]
+    # step 0: [1, 0] -> [+0.70711, -0.70711]; step 1: [1, 1] -> [0, 0]
+    r = torch.tensor([[1.0, 1.0], [0.0, 1.0]])
+    ones = torch.ones_like(r)
+    adv, _ = semi_online_advantage(r, 2, step_mask=ones, matched=ones.bool(), gamma=0.5, epsilon=0.0)
+    k = 1 / math.sqrt(2)
+    assert torch.allclose(adv, torch.tensor([[2 * k, k], [-2 * k, -k]]), atol=1e-6)
+
+
+def _loop_semi_online(r, mask, matched, g, gamma, eps):
+    n, s = len(r), len(r[0])
+
+    def returns(i):
+        out, run = [0.0] * s, 0.0
+        for t in reversed(range(s)):
+            run = r[i][t] * mask[i][t] + gamma * (matched[i][t] and mask[i][t]) * run
+            out[t] = run
+        return out
+
+    rets = [returns(i) for i in range(n)]
+
+    def norm(values, members):
+        xs = [values[i] for i in members]
+        if not xs:
+            return {}
+        mean = sum(xs) / len(xs)
+        std = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
+        return {i: (values[i] - mean) / (std + eps) for i in members}
+
+    adv = [[0.0] * s for _ in range(n)]
+    for start in range(0, n, g):
+        rows = range(start, start + g)
+        ep = norm({i: rets[i][0] for i in rows}, [i for i in rows if mask[i][0]])
+        for t in range(s):
+            st = norm({i: r[i][t] for i in rows}, [i for i in rows if mask[i][t]])
+            for i in rows:
+                if mask[i][t]:
+                    adv[i][t] = ep.get(i, 0.0) + st[i]
+    return adv
+
+
+def test_semi_online_loop_vs_vectorised():
+    gen = torch.Generator().manual_seed(1)
+    n, s, g = 12, 5, 4
+    r = torch.rand(n, s, generator=gen, dtype=torch.float64)
+    lengths = torch.randint(1, s + 1, (n,), generator=gen)
+    mask = torch.arange(s)[None] < lengths[:, None]
+    matched = torch.rand(n, s, generator=gen) > 0.3
+    adv, _ = semi_online_advantage(r, g, step_mask=mask, matched=matched, gamma=0.5, epsilon=1e-6)
+    ref = _loop_semi_online(r.tolist(), mask.tolist(), matched.tolist(), g, 0.5, 1e-6)
+    assert torch.allclose(adv, torch.tensor(ref, dtype=torch.float64), atol=1e-9)
+
+
+def test_broadcast_to_every_step_and_token():
+    # trajectories 0 and 1 have advantages 2 and -1; 3 step rows: traj 0, 0, 1
+    values = torch.tensor([2.0, -1.0])
+    mask = torch.tensor([[1, 1, 0], [1, 0, 0], [1, 1, 1]])
+    out = broadcast_to_tokens(values, torch.tensor([0, 0, 1]), mask)
+    assert torch.equal(out, torch.tensor([[2.0, 2.0, 0.0], [2.0, 0.0, 0.0], [-1.0, -1.0, -1.0]]))
+
+
+def test_bad_shapes_name_the_problem():
+    with pytest.raises(ValueError, match="group_size=3"):
+        grpo_advantage(torch.zeros(4), 3)
+    with pytest.raises(ValueError, match="std_scaling"):
+        grpo_advantage(torch.zeros(4), 2, std_scaling="global")
+
+
+def test_dynamic_sampling_keeps_informative_groups():
+    # groups [1, 1] (all equal: dropped), [0, 1] (kept), [0.5, 0.5] (dropped)
+    keep = informative_groups(torch.tensor([1.0, 1.0, 0.0, 1.0, 0.5, 0.5]), 2)
+    assert keep.tolist() == [False, False, True, True, False, False]

@@ -1,0 +1,165 @@
+"""Reverse-KL distillation and value-gated OPSD: hand-computed cases."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from guirl.algorithms import (
+    gated_topk_kl_loss,
+    reverse_kl_full_vocab,
+    reverse_kl_sampled_token,
+    reverse_kl_topk_tail,
+    topk_tail_reverse_kl_per_token,
+    value_gated_opsd_loss,
+)
+
+
+def test_full_vocab_hand_computed():
+    # student logits [0, 0] -> p = [0.5, 0.5]; teacher logits [ln 3, 0] -> q = [0.75, 0.25]
+    # KL(p || q) = 0.5 ln(0.5 / 0.75) + 0.5 ln(0.5 / 0.25) = 0.5 (-0.405465) + 0.5 (0.693147) = 0.143841
+    student = torch.zeros(1, 1, 2, requires_grad=True)
+    teacher = torch.tensor([[[math.log(3), 0.0]]], requires_grad=True)
+    loss, m = reverse_kl_full_vocab(student, teacher, torch.ones(1, 1))
+    assert float(loss.detach()) == pytest.approx(0.143841, abs=1e-6)
+    loss.backward()
+    assert teacher.grad is None  # the teacher is detached
+    assert torch.isfinite(student.grad).all() and student.grad.abs().sum() > 0
+
+
+def test_topk_tail_hand_computed_and_exact_at_full_k():
+    # p = [0.5, 0.25, 0.25]; q = [0.5, 0.1, 0.4]
+    # k = 1: buckets p [0.5 | 0.5], q [0.5 | 0.5] -> KL 0
+    # full: 0.25 ln(0.25 / 0.1) + 0.25 ln(0.25 / 0.4) = 0.25 (0.916291) + 0.25 (-0.470004) = 0.111572
+    student = torch.log(torch.tensor([[[0.5, 0.25, 0.25]]]))
+    teacher = torch.log(torch.tensor([[[0.5, 0.1, 0.4]]]))
+    assert float(topk_tail_reverse_kl_per_token(student, teacher, k=1)) == pytest.approx(0.0, abs=1e-6)
+    assert float(topk_tail_reverse_kl_per_token(student, teacher, k=3)) == pytest.approx(0.111572, abs=1e-6)
+    full, _ = reverse_kl_full_vocab(student, teacher, torch.ones(1, 1))
+    topk, _ = reverse_kl_topk_tail(student, teacher, torch.ones(1, 1), k=50)  # k >= V: exact
+    assert float(topk) == pytest.approx(float(full), abs=1e-6)
+
+
+def test_topk_tail_lower_bounds_full_and_has_finite_grads():
+    g = torch.Generator().manual_seed(0)
+    student = (torch.randn(2, 3, 40, generator=g) * 4).requires_grad_(True)
+    teacher = torch.randn(2, 3, 40, generator=g) * 4
+    full, _ = reverse_kl_full_vocab(student, teacher, torch.ones(2, 3))
+    for k in (1, 5, 20):
+        topk, _ = reverse_kl_topk_tail(student, teacher, torch.ones(2, 3), k=k)
+        assert float(topk.detach()) <= float(full.detach()) + 1e-5
+        (grad,) = torch.autograd.grad(topk, student)
+        assert torch.isfinite(grad).all()
+
+
+def test_sampled_token_value_and_gradient():
+    # logp_s = [-1, -2], logp_T = [-1.5, -1] -> d = [0.5, -1]; token-mean value = -0.25
+    # gradient (score function): (1 + d) / N = [0.75, 0.0]
+    s = torch.tensor([[-1.0, -2.0]], requires_grad=True)
+    loss, m = reverse_kl_sampled_token(s, torch.tensor([[-1.5, -1.0]]), torch.ones(1, 2))
+    assert float(loss) == pytest.approx(-0.25) and m["distill/reverse_kl"] == pytest.approx(-0.25)
+    loss.backward()
+    assert torch.allclose(s.grad, torch.tensor([[0.75, 0.0]]))
+
+
+def _sig(x):
+    return 1 / (1 + math.exp(-x))
+
+
+def test_opsd_hand_computed_paper_and_code():
+    # two steps, one token each: q+ = -1, log pi = -2 -> delta = 1
+    # s = +1: ell = 1, gate = sigmoid(5) = 0.993307; s = -1: ell = -1, gate = sigmoid(-5) = 0.006693
+    # token-mean loss = (0.993307 * 1 + 0.006693 * -1) / 2 = 0.493307
+    priv = torch.tensor([[-1.0], [-1.0]])
+    values = torch.tensor([1.0, -1.0])
+    expected = (_sig(5) - _sig(-5)) / 2
+    # code variant: gate detached -> d loss / d logp = -gate * s / 2 = [-0.496654, +0.003347]
+    logp = torch.tensor([[-2.0], [-2.0]], requires_grad=True)
+    loss, m = value_gated_opsd_loss(logp, priv, values, torch.ones(2, 1), variant="code")
+    loss.backward()
+    assert float(loss) == pytest.approx(expected, abs=1e-6)
+    assert torch.allclose(logp.grad, torch.tensor([[-_sig(5) / 2], [_sig(-5) / 2]]), atol=1e-6)
+    assert m["opsd/conflict_frac"] == 0.5  # the s = -1 step's shift (+1) contradicts its value
+    # paper variant: the gate carries gradient too: d/dlogp [sig(5 ell) ell] = (sig + 5 ell sig (1 - sig)) * (-s)
+    logp = torch.tensor([[-2.0], [-2.0]], requires_grad=True)
+    loss, _ = value_gated_opsd_loss(logp, priv, values, torch.ones(2, 1), variant="paper")
+    loss.backward()
+    g1 = -(_sig(5) + 5 * _sig(5) * (1 - _sig(5))) / 2  # ell = +1, s = +1
+    g2 = (_sig(-5) - 5 * _sig(-5) * (1 - _sig(-5))) / 2  # ell = -1, s = -1
+    assert float(loss) == pytest.approx(expected, abs=1e-6)
+    assert torch.allclose(logp.grad, torch.tensor([[g1], [g2]]), atol=1e-6)
+
+
+def test_opsd_gates_and_masking():
+    priv, logp = torch.tensor([[-1.0], [-1.0]]), torch.tensor([[-2.0], [-2.0]])
+    values, mask = torch.tensor([1.0, -1.0]), torch.ones(2, 1)
+    # hard gate: 1[ell > 0] -> (1 * 1 + 0 * -1) / 2 = 0.5; reverse: (sig(-5) - sig(5)) / 2; none: (1 - 1) / 2 = 0
+    assert float(value_gated_opsd_loss(logp, priv, values, mask, gate="hard")[0]) == pytest.approx(0.5)
+    assert float(value_gated_opsd_loss(logp, priv, values, mask, gate="reverse")[0]) == pytest.approx(
+        (_sig(-5) - _sig(5)) / 2
+    )
+    assert float(value_gated_opsd_loss(logp, priv, values, mask, gate="none")[0]) == pytest.approx(0.0)
+    # s = 0 (tie / missing verdict) masks the step out of numerator and denominator: only the s = +1 step counts
+    loss, _ = value_gated_opsd_loss(logp, priv, torch.tensor([1.0, 0.0]), mask)
+    assert float(loss) == pytest.approx(_sig(5))
+    with pytest.raises(ValueError, match="valid gates"):
+        value_gated_opsd_loss(logp, priv, values, mask, gate="soft")
+    with pytest.raises(ValueError, match="valid variants"):
+        value_gated_opsd_loss(logp, priv, values, mask, variant="v2")
+
+
+def test_gated_topk_kl_weights_by_sigmoid_of_kl():
+    # p = [0.5, 0.5], q = [0.75, 0.25]: KL = 0.143841; weight sigmoid(5 * 0.143841) = 0.672517
+    student, teacher = torch.zeros(1, 1, 2), torch.tensor([[[math.log(3), 0.0]]])
+    loss, m = gated_topk_kl_loss(student, teacher, torch.ones(1, 1), k=50, beta=5.0)
+    assert float(loss) == pytest.approx(0.143841 * _sig(5 * 0.143841), abs=1e-6)
+
+
+def test_full_vocab_loop_vs_vectorised():
+    g = torch.Generator().manual_seed(2)
+    student, teacher = (
+        torch.randn(2, 3, 7, generator=g, dtype=torch.float64),
+        torch.randn(2, 3, 7, generator=g, dtype=torch.float64),
+    )
+    mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    total, count = 0.0, 0
+    for b in range(2):
+        for t in range(3):
+            if mask[b, t]:
+                p = torch.softmax(student[b, t], -1).tolist()
+                q = torch.softmax(teacher[b, t], -1).tolist()
+                total += sum(pi * math.log(pi / qi) for pi, qi in zip(p, q, strict=True))
+                count += 1
+    loss, _ = reverse_kl_full_vocab(student, teacher, mask)
+    assert float(loss) == pytest.approx(total / count, abs=1e-12)
+
+
+def test_opsd_and_distill_invariant_to_micro_batching():
+    g = torch.Generator().manual_seed(4)
+    logp = -torch.rand(6, 4, generator=g, dtype=torch.float64) * 3
+    priv = logp + 0.5 * torch.randn(6, 4, generator=g, dtype=torch.float64)
+    values = torch.tensor([1.0, -1.0, 0.0, 1.0, -1.0, 1.0], dtype=torch.float64)
+    mask = (torch.rand(6, 4, generator=g) > 0.3).double()
+    active_tokens = float((mask * (values != 0)[:, None]).sum())  # the s = 0 step does not count
+
+    def run(micro, fn):
+        params = logp.clone().requires_grad_(True)
+        total = 0.0
+        for i in range(0, 6, micro):
+            sl = slice(i, i + micro)
+            loss, _ = fn(params[sl], sl)
+            loss.backward()
+            total += float(loss.detach())
+        return total, params.grad
+
+    opsd = lambda p, sl: value_gated_opsd_loss(p, priv[sl], values[sl], mask[sl], num_tokens=active_tokens)  # noqa: E731
+    kl = lambda p, sl: reverse_kl_sampled_token(p, priv[sl], mask[sl], num_tokens=float(mask.sum()))  # noqa: E731
+    for fn in (opsd, kl):
+        full, full_grad = run(6, fn)
+        for micro in (1, 2, 4):
+            loss, grad = run(micro, fn)
+            assert loss == pytest.approx(full, abs=1e-12) and torch.allclose(grad, full_grad, atol=1e-12)
+    plain, _ = value_gated_opsd_loss(logp, priv, values, mask)
+    assert float(plain) == pytest.approx(run(6, opsd)[0], abs=1e-12)

@@ -1,0 +1,96 @@
+"""GUI-Libra partially verifiable reward: name normalisation, F1 >= 0.5, point/box rules, format rules."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from guirl.actions import Action, Frame
+from guirl.rewards import as_action, guilibra_accuracy, make_reward, word_f1
+
+SCREEN = Frame.screen(1000, 1000)
+
+
+def answer(action_type: str, value="None", point="none", think: str | None = "I should act") -> str:
+    body = json.dumps({"action_type": action_type, "action_description": "d", "value": value, "point_2d": point})
+    return (f"<think>{think}</think>" if think is not None else "") + f"<answer>{body}</answer>"
+
+
+def test_word_f1_by_hand():
+    # pred 2 words, ref 3 words, overlap 2: P = 1, R = 2/3 -> F1 = 2 * (2/3) / (5/3) = 0.8
+    assert word_f1("hello world", "hello world foo") == pytest.approx(0.8)
+    assert word_f1("foo", "hello world foo") == 1.0  # single word: a substring counts
+    assert word_f1("bar baz", "hello world") == 0.0
+    assert word_f1("", "") == 1.0 and word_f1("x", "") == 0.0
+
+
+def test_name_normalisation_of_ground_truth():
+    # GUI-Libra spellings of the ground truth are normalised through guirl.actions.names
+    assert as_action({"type": "LongPress", "point": [1, 2]}).type.value == "long_press"
+    assert as_action({"type": "Write", "text": "a"}).type.value == "type"
+    assert as_action({"type": "press_back"}).type.value == "back"
+    scroll = as_action({"type": "SCROLL_UP"})
+    assert scroll.type.value == "scroll" and scroll.direction == "up"
+
+
+def test_accuracy_rules_on_actions():
+    gt_box = Action(type="click", box=(100, 100, 300, 200), frame=SCREEN)
+    gt_point = Action(type="long_press", point=(200, 150), frame=SCREEN)
+    assert guilibra_accuracy(Action(type="click", point=(150, 150), frame=SCREEN), gt_box) == 1.0
+    assert guilibra_accuracy(Action(type="click", point=(350, 150), frame=SCREEN), gt_box) == 0.0
+    # point rule: (0.03)^2 = 0.0009 < 0.0025 -> 1; (0.06)^2 = 0.0036 -> 0
+    assert guilibra_accuracy(Action(type="long_press", point=(230, 150), frame=SCREEN), gt_point) == 1.0
+    assert guilibra_accuracy(Action(type="long_press", point=(260, 150), frame=SCREEN), gt_point) == 0.0
+    assert guilibra_accuracy(Action(type="scroll", direction="down"), Action(type="scroll", direction="down")) == 1.0
+    assert guilibra_accuracy(Action(type="scroll", direction="up"), Action(type="scroll", direction="down")) == 0.0
+    assert guilibra_accuracy(Action(type="back"), Action(type="back")) == 1.0  # other types: type only
+    assert guilibra_accuracy(Action(type="home"), Action(type="back")) == 0.0
+
+
+def test_reward_on_text():
+    reward = make_reward("guilibra", fmt="guilibra")
+    gt_click = Action(type="click", box=(100, 100, 300, 200), frame=SCREEN)
+    gt_write = Action(type="type", text="hello world foo")
+    completions = [
+        answer("Click", point=[150, 150]),  # 0.1 * 1 + 0.9 * 1 = 1.0
+        answer("Click", point=[150, 150], think=None),  # reasoning sample without <think>: format 0 -> 0.9
+        answer("Click", point=[350, 150]),  # outside the box: 0.1
+        answer("Write", value="hello world"),  # F1 0.8 >= 0.5 -> 1.0
+        answer("Write", value="bar baz"),  # F1 0 -> 0.1
+        answer("type", value="hello world foo"),  # the name "type" normalises to write -> 1.0
+        "<think>x</think> click the button",  # unparsable: 0
+    ]
+    valid = [[gt_click]] * 3 + [[gt_write]] * 3 + [[gt_click]]
+    out = reward.score(completions, valid_actions=valid, output_frame=[SCREEN] * 7)
+    assert out.scores == pytest.approx([1.0, 0.9, 0.1, 1.0, 0.1, 1.0, 0.0])
+
+
+def test_grounding_samples_must_not_reason():
+    reward = make_reward("guilibra")
+    gt = Action(type="click", box=(100, 100, 300, 200), frame=SCREEN)
+    out = reward.score(
+        [answer("Click", point=[150, 150]), answer("Click", point=[150, 150], think=None)],
+        valid_actions=[[gt]] * 2,
+        output_frame=[SCREEN] * 2,
+        is_grounding=[True, True],
+    )
+    assert out.scores == pytest.approx([0.9, 1.0])  # a grounding sample with <think> loses the format point
+
+
+def test_multi_solution_and_frame_checks():
+    reward = make_reward("guilibra")
+    valid = [
+        [
+            Action(type="click", box=(800, 800, 900, 900), frame=SCREEN),
+            Action(type="click", box=(100, 100, 300, 200), frame=SCREEN),
+        ]
+    ]
+    assert reward([answer("Click", point=[150, 150])], valid_actions=valid, output_frame=[SCREEN]) == pytest.approx(
+        [1.0]
+    )
+    # the guilibra format writes Qwen2.5-VL resized pixels: without a sized output_frame the reward says so
+    with pytest.raises(ValueError, match="output_frame"):
+        reward([answer("Click", point=[150, 150])], valid_actions=valid)
+    with pytest.raises(ValueError, match="without a size"):
+        reward(["x"], valid_actions=[[Action(type="click", point=(1, 2), frame=Frame.screen())]], output_frame=[SCREEN])
