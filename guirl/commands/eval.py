@@ -1,0 +1,160 @@
+"""``guirl eval``: grounding, offline step metrics, judged outcomes (and online).
+
+Examples::
+
+    guirl eval grounding --dataset-format screenspot_pro --data ScreenSpot-Pro/annotations/vscode_macos.json \\
+        --model runs/sft --out runs/eval-sspro
+    guirl eval offline --episodes data/androidcontrol/episodes.jsonl --policy mypkg.agent:act \\
+        --format qwen_mobile_use --samples 4 --out runs/eval-ac
+    guirl eval judge --episodes runs/eval-miniwob/episodes.jsonl --judge openai \\
+        --judge-arg base_url=http://127.0.0.1:8000/v1 --judge-arg model=Qwen2.5-VL-7B --out runs/judged
+
+Each writes ``results.json`` (machine-readable) and ``report.html``
+(self-contained) under ``--out``, and prints the headline metrics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+from typing import Any
+
+import yaml
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "eval",
+        help="evaluate a model or policy: grounding, offline step metrics, judged outcomes, online",
+        description="Evaluate a guirl model or any Python policy and write results.json and an HTML report.",
+    )
+    sub = parser.add_subparsers(dest="eval_command", metavar="<kind>")
+    sub.required = True
+    _grounding(sub)
+    _offline(sub)
+    _judge(sub)
+    if importlib.util.find_spec("guirl.commands.eval_online") is not None:
+        from guirl.commands.eval_online import add_online_parser
+
+        add_online_parser(sub)
+    return parser
+
+
+def _data_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--episodes", help="guirl episodes .jsonl (or its directory) with screenshots beside it")
+    p.add_argument("--dataset-format", help="public layout read by an adapter: screenspot, screenspot_v2, "
+                   "screenspot_pro, androidcontrol, androidcontrol_low, gui_odyssey, aitw, mind2web, guilibra")
+    p.add_argument("--data", help="annotation file (or directory) in --dataset-format")
+    p.add_argument("--images", help="screenshot directory (default: the dataset's usual place)")
+    p.add_argument("--limit", type=int, default=None, help="evaluate only the first N samples / episodes")
+    p.add_argument("--out", required=True, help="output directory for results.json and report.html")
+    p.add_argument("--curves", help="metrics JSONL of a training run: its curves go into the report")
+    p.add_argument("--viewer-limit", type=int, default=20, help="episodes shown in the report's trajectory viewer")
+
+
+def _policy_args(p: argparse.ArgumentParser) -> None:
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--policy", help="'package.module:callable' taking a PolicyInput, returning text or an Action")
+    who.add_argument("--model", help="guirl model checkpoint directory")
+    p.add_argument("--format", default=None, help="action format of text outputs (e.g. qwen_computer_use)")
+    p.add_argument("--rule", default="auto", help="point matching rule: auto (the dataset's), inclusive, exclusive, "
+                   "guilibra, infigui, aitw")
+    p.add_argument("--max-new-tokens", type=int, default=128, help="most tokens a model generates per step")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed")
+
+
+def _grounding(sub) -> None:
+    p = sub.add_parser("grounding", help="grounding accuracy (point in box) by platform and element type")
+    _data_args(p)
+    _policy_args(p)
+    p.set_defaults(func=run_grounding_cmd)
+
+
+def _offline(sub) -> None:
+    p = sub.add_parser("offline", help="offline step metrics: TM, GR, SR, Pass@1 / Pass@k, Mind2Web metrics")
+    _data_args(p)
+    _policy_args(p)
+    p.add_argument("--value-rule", default="auto", choices=["auto", "exact", "f1", "anls"],
+                   help="text value match: auto (the dataset's), exact, f1 (GUI-Libra), anls (GUI-Odyssey)")
+    p.add_argument("--samples", type=int, default=0, help="sampled predictions per step for Pass@k (0: greedy only)")
+    p.add_argument("--k", type=int, default=None, help="k of Pass@k (default: --samples)")
+    p.add_argument("--temperature", type=float, default=1.0, help="model temperature of the Pass@k samples")
+    p.add_argument("--mind2web", action="store_true", default=None, help="also report Mind2Web Ele.Acc/Op.F1/Step SR")
+    p.add_argument("--history-steps", type=int, default=3, help="recorded previous steps shown to the policy (nAO)")
+    p.set_defaults(func=run_offline_cmd)
+
+
+def _judge(sub) -> None:
+    p = sub.add_parser("judge", help="LLM-as-judge outcome and compliance of recorded episodes (Lite-Bench)")
+    _data_args(p)
+    p.add_argument("--judge", default="openai", help="registered judge: openai, rule_outcome, ground_truth")
+    p.add_argument("--judge-arg", action="append", default=[], metavar="KEY=VALUE",
+                   help="judge argument (YAML value), e.g. base_url=http://127.0.0.1:8000/v1, model=NAME")
+    p.add_argument("--max-steps", type=int, default=18, help="steps of each episode shown to the judge")
+    p.set_defaults(func=run_judge_cmd)
+
+
+def parse_pairs(pairs: list[str], flag: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"{flag} {pair!r} must look like KEY=VALUE")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def build_policies(args: argparse.Namespace, temperature: float = 0.0):
+    """``(greedy_policy, sampling_policy)`` from ``--policy`` or ``--model``."""
+    from guirl.rollout.policy import ModelPolicy, as_policy
+
+    if args.policy:
+        policy = as_policy(args.policy)
+        return policy, policy
+    greedy = ModelPolicy.load(args.model, fmt=args.format, temperature=0.0, max_new_tokens=args.max_new_tokens,
+                              seed=args.seed)
+    sampler = ModelPolicy(greedy.model, fmt=args.format, temperature=temperature, max_new_tokens=args.max_new_tokens,
+                          seed=args.seed)
+    return greedy, sampler
+
+
+def _finish(args, results: dict, report) -> int:
+    from guirl.eval.pipeline import write_outputs
+
+    paths = write_outputs(args.out, results, report)
+    print(json.dumps(results["metrics"], indent=1))
+    print(f"wrote {paths['results']}" + (f" and {paths['report']}" if "report" in paths else ""))
+    return 0
+
+
+def run_grounding_cmd(args: argparse.Namespace) -> int:
+    from guirl.eval.pipeline import load_data, run_grounding
+
+    episodes, root = load_data(args.episodes, args.dataset_format, args.data, args.images)
+    policy, _ = build_policies(args)
+    results, report = run_grounding(episodes, root, policy, args.format, args.rule, args.viewer_limit, args.limit,
+                                    args.curves)
+    return _finish(args, results, report)
+
+
+def run_offline_cmd(args: argparse.Namespace) -> int:
+    from guirl.eval.pipeline import load_data, run_offline
+
+    episodes, root = load_data(args.episodes, args.dataset_format, args.data, args.images)
+    policy, sampler = build_policies(args, args.temperature)
+    results, report = run_offline(
+        episodes, root, policy, args.format, args.rule, args.value_rule, sampler, args.samples, args.k, args.seed,
+        args.viewer_limit, args.limit, args.curves, args.mind2web, args.history_steps,
+    )
+    return _finish(args, results, report)
+
+
+def run_judge_cmd(args: argparse.Namespace) -> int:
+    from guirl.eval.pipeline import load_data, run_judge
+    from guirl.judges import make_judge
+
+    episodes, root = load_data(args.episodes, args.dataset_format, args.data, args.images)
+    judge = make_judge(args.judge, **parse_pairs(args.judge_arg, "--judge-arg"))
+    results, report = run_judge(episodes, root, judge, args.max_steps, args.viewer_limit, args.limit, args.curves)
+    return _finish(args, results, report)

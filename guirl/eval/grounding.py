@@ -1,0 +1,85 @@
+"""Grounding accuracy: does the predicted point fall in the target element?
+
+ScreenSpot-style evaluation (SeeClick, ScreenSpot-v2, ScreenSpot-Pro): each
+sample is an Episode with one Step whose first valid action holds the
+target box; the prediction is any Action with a point (or a box, whose
+centre counts - as ScreenSpot-Pro does for box outputs). A prediction
+without a point, or a ParseFailure, is a miss. Accuracy is reported
+overall and broken down by platform, element type (text / icon) and, for
+ScreenSpot-Pro, application group, using the keys the adapters write into
+``Step.extra`` (``platform``, ``element_type``, ``group``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from guirl.actions.types import Action, ParseFailure
+from guirl.data.schema import Episode
+from guirl.eval.matching import MatchRule, point_matches
+from guirl.eval.offline import in_screen
+
+BREAKDOWNS = ("platform", "element_type", "group")
+
+
+@dataclass
+class GroundingResult:
+    metrics: dict[str, float]
+    breakdown: dict[str, dict[str, dict[str, float]]]  # key -> value -> {accuracy, n}
+    hits: list[bool] = field(default_factory=list)
+
+
+def sample_category(episode: Episode, key: str) -> str:
+    """``platform`` / ``element_type`` / ``group`` of a grounding sample."""
+    step = episode.steps[0]
+    if key == "platform":
+        return str(step.extra.get("platform") or episode.platform)
+    return str(step.extra.get(key) or "unknown")
+
+
+def grounding_hit(episode: Episode, pred: Action | ParseFailure | None, rule: MatchRule | str) -> bool:
+    if not episode.steps or not episode.steps[0].valid_actions:
+        raise ValueError(f"grounding sample {episode.id!r} has no step with a target action")
+    step = episode.steps[0]
+    if not pred:
+        return False
+    w, h = step.screenshot.width, step.screenshot.height
+    point = in_screen(pred, w, h).target_point()
+    if point is None:
+        return False
+    return any(
+        point_matches(
+            point,
+            target_box=gold.box,
+            target_point=gold.point,
+            screen_size=(w, h),
+            rule=rule,
+            a11y=step.a11y,
+        )
+        for gold in (in_screen(g, w, h) for g in step.valid_actions)
+    )
+
+
+def evaluate_grounding(
+    samples: list[Episode],
+    predictions: list[Action | ParseFailure | None],
+    rule: MatchRule | str = "inclusive",
+) -> GroundingResult:
+    """Accuracy of ``predictions[i]`` on ``samples[i]`` (keys ``grounding/...``)."""
+    if len(samples) != len(predictions):
+        raise ValueError(f"got {len(samples)} grounding samples but {len(predictions)} predictions")
+    hits = [grounding_hit(ep, p, rule) for ep, p in zip(samples, predictions, strict=True)]
+    counts: dict[str, dict[str, list[int]]] = {k: defaultdict(lambda: [0, 0]) for k in BREAKDOWNS}
+    for ep, hit in zip(samples, hits, strict=True):
+        for key in BREAKDOWNS:
+            cell = counts[key][sample_category(ep, key)]
+            cell[0] += hit
+            cell[1] += 1
+    breakdown = {
+        key: {v: {"accuracy": c[0] / c[1], "n": float(c[1])} for v, c in sorted(cells.items())}
+        for key, cells in counts.items()
+    }
+    n = len(samples)
+    metrics = {"grounding/accuracy": sum(hits) / n if n else 0.0, "grounding/samples": float(n)}
+    return GroundingResult(metrics, breakdown, hits)

@@ -1,0 +1,173 @@
+"""Point-vs-target matching rules of the public evaluators, as named options.
+
+Every rule compares in **screen pixels** of the step's screenshot: the
+prediction and the target are first converted there (see
+:mod:`guirl.actions.frames`). A target is a box, a point, or both; where a
+target has only a point and the step has an accessibility tree, some
+evaluators take the element under it as the box.
+
+Rules (``MATCH_RULES[name]``):
+
+- ``inclusive`` - ScreenSpot v1/v2 (SeeClick's ``screenspot_test``),
+  ScreenSpot-Pro and SeeClick's Mind2Web test: correct iff
+  ``x1 <= x <= x2 and y1 <= y <= y2`` (edges count).
+- ``exclusive`` - the same with strict inequalities (a point exactly on the
+  edge misses); GUI-Libra's reward for box targets.
+- ``guilibra`` - GUI-Libra reward (``r1gui_accuracy_reward``): strict box
+  test; for a point target, normalised squared distance
+  ``(dx/W)^2 + (dy/H)^2 < 0.05^2``.
+- ``infigui`` - InfiGUI-R1's AndroidControl evaluation (METHODS.md sec 3):
+  inside the candidate box enlarged 1.2x about its centre, or within
+  ``0.04 * max(W, H)`` pixels of the ground-truth point; the candidate box of
+  a point-only target is the *smallest* a11y box containing that point.
+- ``aitw`` - AITW's ``action_matching`` for taps: both points in the same
+  enlarged annotation box, or normalised distance ``<= 0.14``
+  (``_TAP_DISTANCE_THRESHOLD``); every a11y box containing the target point
+  is a candidate (not only the smallest). ``ANNOTATION_*_AUGMENT_FRACTION =
+  1.4`` *adds* 140% (its docstring: "1.4 == 240% total increase"): the box
+  becomes 2.4x its width and height about its centre.
+
+Departures: AITW also clamps the enlarged (y, x, h, w) box to the screen,
+which cannot change a containment test for on-screen points, so it is
+skipped; AITW's own scroll matching compares only the main axis of the two
+finger paths (up matches down), while guirl's offline metrics compare the
+direction (:mod:`guirl.eval.offline`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from guirl.actions.types import Box, Point
+from guirl.data.schema import A11yNode
+
+
+@dataclass(frozen=True)
+class MatchRule:
+    """How a predicted point is judged against a target (see module doc)."""
+
+    name: str
+    box_scale: float = 1.0  # enlarge candidate boxes about their centre by this factor
+    inclusive: bool = True  # box edges count as inside
+    radius_max_side: float | None = None  # hit if pixel distance <= this * max(W, H)
+    radius_normalised: float | None = None  # hit if distance in unit-square coords < this
+    a11y_candidates: str = "none"  # "none" | "smallest" | "all": boxes from the a11y tree
+    description: str = ""
+
+
+MATCH_RULES: dict[str, MatchRule] = {
+    r.name: r
+    for r in (
+        MatchRule("inclusive", description="ScreenSpot v1/v2/Pro, SeeClick Mind2Web: point in box, edges count"),
+        MatchRule("exclusive", inclusive=False, description="strict point in box (edges miss)"),
+        MatchRule(
+            "guilibra",
+            inclusive=False,
+            radius_normalised=0.05,
+            description="GUI-Libra: strict box; point target within normalised distance 0.05",
+        ),
+        MatchRule(
+            "infigui",
+            box_scale=1.2,
+            radius_max_side=0.04,
+            a11y_candidates="smallest",
+            description="InfiGUI-R1: box x1.2 or within 0.04*max(W,H) of the target point; "
+            "smallest a11y box containing the point",
+        ),
+        MatchRule(
+            "aitw",
+            box_scale=2.4,
+            radius_normalised=0.14,
+            a11y_candidates="all",
+            description="AITW action_matching: same annotation box grown by 140% (x2.4) "
+            "or normalised distance <= 0.14",
+        ),
+    )
+}
+
+
+def get_rule(name: str | MatchRule) -> MatchRule:
+    if isinstance(name, MatchRule):
+        return name
+    try:
+        return MATCH_RULES[name]
+    except KeyError:
+        raise KeyError(f"unknown match rule {name!r}; known rules: {sorted(MATCH_RULES)}") from None
+
+
+def scale_box(box: Box, factor: float) -> Box:
+    """``box`` enlarged (or shrunk) by ``factor`` about its centre (factor 1: ``box`` itself,
+    exactly, so that edge points stay on the edge)."""
+    if factor == 1.0:
+        return box
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    hw, hh = (box[2] - box[0]) * factor / 2, (box[3] - box[1]) * factor / 2
+    return (cx - hw, cy - hh, cx + hw, cy + hh)
+
+
+def point_in_box(point: Point, box: Box, inclusive: bool = True) -> bool:
+    x, y = point
+    if inclusive:
+        return box[0] <= x <= box[2] and box[1] <= y <= box[3]
+    return box[0] < x < box[2] and box[1] < y < box[3]
+
+
+def box_area(box: Box) -> float:
+    return (box[2] - box[0]) * (box[3] - box[1])
+
+
+def a11y_boxes_containing(
+    point: Point, nodes: list[A11yNode], smallest_only: bool, scale: float = 1.0
+) -> list[Box]:
+    """Boxes of the a11y nodes whose box (enlarged by ``scale``) contains
+    ``point`` (edges count); the smallest first, or only it with
+    ``smallest_only`` (ties: first in tree order)."""
+    hits = [n.box for n in nodes if point_in_box(point, scale_box(n.box, scale))]
+    hits.sort(key=box_area)  # stable: equal areas keep tree order
+    return hits[:1] if smallest_only else hits
+
+
+def point_matches(
+    pred: Point,
+    *,
+    target_box: Box | None,
+    target_point: Point | None,
+    screen_size: tuple[int, int],
+    rule: MatchRule | str = "inclusive",
+    a11y: list[A11yNode] | None = None,
+) -> bool:
+    """Whether predicted point ``pred`` hits the target under ``rule``.
+
+    All coordinates are screen pixels; ``screen_size`` is ``(W, H)``.
+    A rule without distance tolerance and a target without a box (and no
+    a11y box to stand in) only matches the exact point.
+    """
+    rule = get_rule(rule)
+    width, height = screen_size
+    boxes: list[Box] = [target_box] if target_box is not None else []
+    if target_box is None and target_point is not None and a11y and rule.a11y_candidates != "none":
+        smallest = rule.a11y_candidates == "smallest"
+        # AITW enlarges every annotation box first, then asks for one box holding both points
+        scale = 1.0 if smallest else rule.box_scale
+        boxes = a11y_boxes_containing(target_point, a11y, smallest_only=smallest, scale=scale)
+    for box in boxes:
+        # an enlarged box contains the original one; testing both keeps float rounding in
+        # the scaling from ever dropping a point that is inside the original box
+        if point_in_box(pred, box, rule.inclusive) or (
+            rule.box_scale > 1.0 and point_in_box(pred, scale_box(box, rule.box_scale), rule.inclusive)
+        ):
+            return True
+    if target_point is None:
+        return False
+    dx, dy = pred[0] - target_point[0], pred[1] - target_point[1]
+    if rule.radius_max_side is not None and math.hypot(dx, dy) <= rule.radius_max_side * max(width, height):
+        return True
+    if rule.radius_normalised is not None:
+        nd2 = (dx / width) ** 2 + (dy / height) ** 2
+        # GUI-Libra tests d^2 < 0.05^2; AITW tests d <= 0.14
+        if nd2 < rule.radius_normalised**2 or (rule.inclusive and nd2 <= rule.radius_normalised**2):
+            return True
+    if not boxes and rule.radius_max_side is None and rule.radius_normalised is None:
+        return (dx, dy) == (0.0, 0.0)
+    return False

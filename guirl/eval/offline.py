@@ -1,0 +1,208 @@
+"""Offline step metrics: type match (TM), grounding rate (GR), step success
+(SR), episode success, Pass@1 (greedy) and Pass@k (sampled).
+
+A prediction is matched against every valid action of the step (A*_t,
+METHODS.md notation) and the best match counts. Definitions, as used by
+UI-S1 / CCPO (METHODS.md sec 5) and GUI-Libra (sec 4):
+
+- **TM**: the predicted action type equals a valid action's type (SWIPE and
+  SCROLL are one type by default, since guirl writes both as a content
+  direction; set ``merge_scroll_swipe=False`` to split them);
+- **GR**: over steps with a pointed valid action (a click-like action that
+  carries a point or box, or a TYPE / SELECT on an element box), the share whose prediction has the same type and
+  hits the target under the chosen :mod:`~guirl.eval.matching` rule. A
+  type mismatch counts as a miss (departure: some papers divide by the
+  type-matched steps only; both counts are reported);
+- **SR**: type, target point, and value all match: text by exact
+  (normalised) match, GUI-Libra's word F1 >= 0.5 or GUI-Odyssey's ANLS
+  >= 0.5 (``value_rule`` ``exact`` / ``f1`` / ``anls``),
+  key combos as sets, scroll/swipe direction, terminate status where given
+  (departure: AITW's own matcher accepts any scroll along the same axis,
+  so up matches down there; here the direction must agree);
+- **Pass@k**: a step passes if any of its k samples succeeds; with n > k
+  samples the unbiased estimator (:func:`guirl.eval.stats.pass_at_k`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from guirl.actions.frames import Frame
+from guirl.actions.types import POINTED_TYPES, Action, ActionType, ParseFailure
+from guirl.data.schema import A11yNode, Step
+from guirl.eval.matching import MatchRule, point_matches
+from guirl.eval.stats import pass_at_k
+from guirl.eval.text import anls_match, guilibra_f1, normalise_text
+
+TEXT_TYPES = frozenset({ActionType.TYPE, ActionType.OPEN_APP, ActionType.ANSWER, ActionType.SELECT})
+DIRECTION_TYPES = frozenset({ActionType.SCROLL, ActionType.SWIPE})
+VALUE_RULES = ("exact", "f1", "anls")
+
+
+@dataclass(frozen=True)
+class StepMatch:
+    """How one prediction fares against a step's valid actions."""
+
+    type_match: bool
+    needs_point: bool  # some valid action of this step is pointed
+    grounded: bool  # same type and the point hits a pointed valid action
+    success: bool
+
+
+def in_screen(action: Action, width: int, height: int) -> Action:
+    """``action`` with its coordinates in screen pixels of a ``width`` x ``height`` screen.
+
+    A ``screen`` frame that carries no size is taken to be this screen."""
+    screen = Frame.screen(width, height)
+    if action.frame.kind == "screen" and action.frame.width is None:
+        return action.model_copy(update={"frame": screen})
+    return action.to_frame(screen)
+
+
+def _same_type(a: ActionType, b: ActionType, merge_scroll_swipe: bool) -> bool:
+    if merge_scroll_swipe and a in DIRECTION_TYPES and b in DIRECTION_TYPES:
+        return True
+    return a == b
+
+
+def _is_pointed(action: Action) -> bool:
+    """Click-like actions with a target; TYPE / SELECT only when their target is
+    an element box (Mind2Web), not a bare point (GUI-Libra records one on Write)."""
+    if action.type in POINTED_TYPES:
+        return action.point is not None or action.box is not None
+    return action.type in (ActionType.TYPE, ActionType.SELECT) and action.box is not None
+
+
+def _value_matches(pred: Action, gold: Action, value_rule: str) -> bool:
+    if gold.type in TEXT_TYPES and gold.text is not None:
+        if value_rule == "f1":
+            return guilibra_f1(pred.text or "", gold.text) >= 0.5
+        if value_rule == "anls":
+            return anls_match(pred.text or "", gold.text)
+        return normalise_text(pred.text) == normalise_text(gold.text)
+    if gold.type is ActionType.KEY and gold.keys is not None:
+        return set(pred.keys or ()) == set(gold.keys)
+    if gold.type in DIRECTION_TYPES and gold.direction is not None:
+        return pred.direction == gold.direction
+    if gold.type is ActionType.TERMINATE and gold.status is not None:
+        return pred.status == gold.status
+    return True
+
+
+def match_action(
+    pred: Action | ParseFailure | None,
+    valid_actions: list[Action],
+    *,
+    screen_size: tuple[int, int],
+    a11y: list[A11yNode] | None = None,
+    rule: MatchRule | str = "inclusive",
+    value_rule: str = "exact",
+    merge_scroll_swipe: bool = True,
+) -> StepMatch:
+    """Best match of ``pred`` over ``valid_actions`` (see module doc)."""
+    if value_rule not in VALUE_RULES:
+        raise ValueError(f"unknown value_rule {value_rule!r}; choose one of {VALUE_RULES}")
+    if not valid_actions:
+        raise ValueError("a step needs at least one valid action to be scored; this one has none")
+    width, height = screen_size
+    needs_point = any(_is_pointed(v) for v in valid_actions)
+    if not pred:  # ParseFailure or None: scores zero everywhere
+        return StepMatch(False, needs_point, False, False)
+    pred = in_screen(pred, width, height)
+    best = StepMatch(False, needs_point, False, False)
+    for gold in valid_actions:
+        gold = in_screen(gold, width, height)
+        if not _same_type(pred.type, gold.type, merge_scroll_swipe):
+            continue
+        point_ok = True
+        if _is_pointed(gold):
+            target = pred.target_point()
+            point_ok = target is not None and point_matches(
+                target,
+                target_box=gold.box,
+                target_point=gold.point,
+                screen_size=screen_size,
+                rule=rule,
+                a11y=a11y,
+            )
+        success = point_ok and _value_matches(pred, gold, value_rule)
+        candidate = StepMatch(True, needs_point, point_ok and _is_pointed(gold), success)
+        best = max(best, candidate, key=lambda m: (m.success, m.grounded, m.type_match))
+    return best
+
+
+@dataclass
+class OfflineResult:
+    """Metrics plus per-step records (for the report's trajectory viewer)."""
+
+    metrics: dict[str, float]
+    by_type: dict[str, dict[str, float]]
+    steps: list[dict] = field(default_factory=list)
+
+
+def evaluate_offline(
+    steps: list[tuple[str, Step]],
+    greedy: list[Action | ParseFailure | None],
+    samples: list[list[Action | ParseFailure | None]] | None = None,
+    k: int | None = None,
+    **match_kwargs,
+) -> OfflineResult:
+    """Score ``greedy[i]`` (and ``samples[i]``, k of them) against ``steps[i]``.
+
+    ``steps`` are ``(episode_id, step)`` pairs; ``match_kwargs`` go to
+    :func:`match_action`. Metric keys are namespaced ``offline/...``.
+    """
+    if len(greedy) != len(steps) or (samples is not None and len(samples) != len(steps)):
+        raise ValueError(f"got {len(steps)} steps but {len(greedy)} greedy predictions / samples")
+    records, per_type = [], defaultdict(lambda: defaultdict(float))
+    episode_ok: dict[str, bool] = {}
+    tm = gr = gr_den = gr_type_den = sr = 0
+    for (ep_id, step), pred in zip(steps, greedy, strict=True):
+        size = (step.screenshot.width, step.screenshot.height)
+        m = match_action(pred, step.valid_actions, screen_size=size, a11y=step.a11y, **match_kwargs)
+        tm += m.type_match
+        sr += m.success
+        if m.needs_point:
+            gr_den += 1
+            gr_type_den += m.type_match
+            gr += m.grounded
+        episode_ok[ep_id] = episode_ok.get(ep_id, True) and m.success
+        gold_type = step.valid_actions[0].type.value
+        row = per_type[gold_type]
+        row["n"] += 1
+        row["type_match"] += m.type_match
+        row["success"] += m.success
+        records.append({"episode": ep_id, "step": step.index, "match": m, "pred": pred})
+    n = len(steps)
+    metrics = {
+        "offline/steps": float(n),
+        "offline/type_match": tm / n if n else 0.0,
+        "offline/grounding_rate": gr / gr_den if gr_den else 0.0,
+        "offline/grounding_rate_type_matched": gr / gr_type_den if gr_type_den else 0.0,
+        "offline/step_success": sr / n if n else 0.0,
+        "offline/pass@1": sr / n if n else 0.0,
+        "offline/episode_success": sum(episode_ok.values()) / len(episode_ok) if episode_ok else 0.0,
+    }
+    if samples is not None:
+        metrics.update(_pass_at_k(steps, samples, k, match_kwargs))
+    by_type = {t: {"n": r["n"], "type_match": r["type_match"] / r["n"], "success": r["success"] / r["n"]}
+               for t, r in sorted(per_type.items())}
+    return OfflineResult(metrics, by_type, records)
+
+
+def _pass_at_k(steps, samples, k: int | None, match_kwargs) -> dict[str, float]:
+    sizes = {len(s) for s in samples}
+    if len(sizes) != 1 or 0 in sizes:
+        raise ValueError(f"every step needs the same non-zero number of samples, got sizes {sorted(sizes)}")
+    n = sizes.pop()
+    k = k or n
+    total = 0.0
+    for (_, step), preds in zip(steps, samples, strict=True):
+        size = (step.screenshot.width, step.screenshot.height)
+        c = sum(
+            match_action(p, step.valid_actions, screen_size=size, a11y=step.a11y, **match_kwargs).success
+            for p in preds
+        )
+        total += pass_at_k(n, c, k)
+    return {f"offline/pass@{k}": total / len(steps) if steps else 0.0, "offline/samples_per_step": float(n)}

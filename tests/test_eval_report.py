@@ -1,0 +1,114 @@
+"""The HTML report: drawing, curves, rendering; and in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from guirl.actions.frames import Frame
+from guirl.actions.types import Action, ActionType, ParseFailure
+from guirl.eval.report import GOLD, PRED, ReportData, StepView, draw_actions, read_curves, render_report
+
+SCREEN = Frame.screen(100, 200)
+GOLD_CLICK = Action(type=ActionType.CLICK, box=(10, 20, 50, 40), frame=SCREEN)
+PRED_CLICK = Action(type=ActionType.CLICK, point=(30, 30), frame=SCREEN)
+
+
+def test_draw_actions_marks_gold_and_prediction():
+    img = draw_actions(Image.new("RGB", (100, 200), "white"), [GOLD_CLICK], PRED_CLICK)
+    # longer side 200 -> 360: scale 1.8. Gold box -> [18, 36, 90, 72]; its left edge at x = 18
+    assert img.size == (180, 360)
+    assert img.getpixel((18, 60)) == GOLD
+    # prediction (30, 30) -> (54, 54): the centre of the red cross-hair
+    assert img.getpixel((54, 54)) == PRED
+    # relative-frame predictions are converted: (300, 150)/1000 of 100x200 = (30, 30) px again
+    rel = Action(type=ActionType.CLICK, point=(300, 150), frame=Frame.relative(1000))
+    assert draw_actions(Image.new("RGB", (100, 200), "white"), [], rel).getpixel((54, 54)) == PRED
+
+
+def test_read_curves_both_layouts(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    rows = [{"step": 1, "losses/total": 2.0, "rewards/mean": 0.1}, {"step": 2, "losses/total": 1.5},
+            {"step": 3, "tag": "rewards/mean", "value": 0.4}]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert read_curves(path) == {"losses/total": [(1.0, 2.0), (2.0, 1.5)], "rewards/mean": [(1.0, 0.1), (3.0, 0.4)]}
+    path.write_text('{"loss": 1}\n')
+    with pytest.raises(ValueError, match=r"metrics.jsonl:1: each line needs a 'step'"):
+        read_curves(path)
+
+
+def test_read_curves_from_tensorboard_log(tmp_path):
+    pytest.importorskip("tensorboard")
+    from torch.utils.tensorboard import SummaryWriter
+
+    with SummaryWriter(log_dir=str(tmp_path / "tb")) as writer:
+        for step, loss in [(0, 1.0), (5, 0.5), (10, 0.25)]:
+            writer.add_scalar("losses/total", loss, step)
+    assert read_curves(tmp_path / "tb") == {"losses/total": [(0.0, 1.0), (5.0, 0.5), (10.0, 0.25)]}
+    with pytest.raises(ValueError, match="no such metrics file"):
+        read_curves(tmp_path / "missing.jsonl")
+
+
+def _report(tmp_path: Path) -> Path:
+    curves = tmp_path / "metrics.jsonl"
+    curves.write_text("\n".join(json.dumps({"step": s, "losses/total": 2 / (s + 1), "rewards/mean": s / 10})
+                                for s in range(10)))
+    shot = Image.new("RGB", (100, 200), (235, 235, 240))
+    data = ReportData(
+        title="guirl test report",
+        metrics={"grounding/accuracy": 0.5, "grounding/samples": 2.0},
+        breakdowns={"accuracy by platform": {"mobile": 1.0, "web": 0.0}},
+        tables={"Accuracy by category": [{"category": "mobile", "accuracy": 1.0, "n": 1},
+                                         {"category": "web", "accuracy": 0.0, "n": 1}]},
+        trajectories={
+            "ep1: open the menu": [StepView("step 0", shot, [GOLD_CLICK], PRED_CLICK, True),
+                                   StepView("step 1", shot, [GOLD_CLICK], ParseFailure(reason="garbage"), False)],
+        },
+        curves_file=curves,
+    )
+    return render_report(data, tmp_path / "report.html")
+
+
+def test_render_report_is_self_contained(tmp_path):
+    html = _report(tmp_path).read_text()
+    assert "<title>guirl test report</title>" in html
+    # images: 1 bar chart + 2 curve charts (losses, rewards) + 2 step screenshots, all inline
+    assert html.count('src="data:image/png;base64,') == 5
+    assert "unparsable: garbage" in html and "src=\"http" not in html
+    assert "(1 correct)" in html.replace("2 steps, ", "")
+
+
+@pytest.mark.browser
+def test_report_renders_in_headless_chromium(tmp_path):
+    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+        pytest.skip("needs Debian chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    path = _report(tmp_path)
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1100,1400"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    try:
+        driver.get(path.as_uri())
+        assert driver.title == "guirl test report"
+        assert driver.find_element(By.ID, "title").text == "guirl test report"
+        cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "table.metrics td")]
+        assert cells == ["accuracy", "0.5000", "samples", "2"]
+        assert len(driver.find_elements(By.CSS_SELECTOR, "table.breakdown tr")) == 3  # header + 2 rows
+        # every inline image decoded (naturalWidth > 0): 1 bar chart, 2 curves, 2 screenshots
+        widths = driver.execute_script("return [...document.images].map(i => i.complete ? i.naturalWidth : 0)")
+        assert len(widths) == 5 and all(w > 0 for w in widths)
+        assert driver.find_element(By.CSS_SELECTOR, "details.episode").get_attribute("open") is not None
+        assert "wrong" in driver.find_element(By.ID, "trajectories").text
+        assert driver.save_screenshot(str(tmp_path / "report.png"))
+    finally:
+        driver.quit()
