@@ -1,0 +1,206 @@
+"""Execute guirl Actions in a MiniWoB page, in screen pixels.
+
+Every pointer action goes through WebDriver's W3C pointer input at a screen
+point (``miniwob.selenium_actions`` does the same for its own action space);
+nothing here clicks DOM elements by reference, so an agent is judged exactly
+on what it would do with a mouse and keyboard.
+
+Returns ``None`` when the action was executed, or a message saying why it had
+no effect (unsupported kind, missing point, point off screen); the
+environment reports it in ``info["action_error"]`` and never crashes.
+"""
+
+from __future__ import annotations
+
+import time
+
+from miniwob.constants import DEFAULT_SCROLL_AMOUNT, WEBDRIVER_SPECIAL_KEYS
+from miniwob.selenium_actions import execute_press_key, execute_scroll_coords, execute_type_text
+from selenium.webdriver import Chrome
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.ui import Select
+
+from guirl.actions.frames import Frame
+from guirl.actions.types import Action, ActionType
+
+#: guirl key names (lower case) -> MiniWoB / WebDriver key names.
+KEY_NAMES = {
+    "enter": "<Enter>",
+    "return": "<Enter>",
+    "tab": "<Tab>",
+    "backspace": "<Backspace>",
+    "delete": "<Delete>",
+    "del": "<Delete>",
+    "escape": "<Escape>",
+    "esc": "<Escape>",
+    "space": "<Space>",
+    "up": "<ArrowUp>",
+    "down": "<ArrowDown>",
+    "left": "<ArrowLeft>",
+    "right": "<ArrowRight>",
+    "arrowup": "<ArrowUp>",
+    "arrowdown": "<ArrowDown>",
+    "arrowleft": "<ArrowLeft>",
+    "arrowright": "<ArrowRight>",
+    "pageup": "<PageUp>",
+    "pagedown": "<PageDown>",
+    "home": "<Home>",
+    "end": "<End>",
+    "insert": "<Insert>",
+    "ctrl": "<Control>",
+    "control": "<Control>",
+    "shift": "<Shift>",
+    "alt": "<Alt>",
+    "meta": "<Meta>",
+    "cmd": "<Meta>",
+    "command": "<Meta>",
+    "super": "<Meta>",
+    "win": "<Meta>",
+    **{f"f{i}": f"<F{i}>" for i in range(1, 13)},
+}
+
+#: Wait actions sleep at most this long (seconds).
+MAX_WAIT_S = 5.0
+
+
+def webdriver_key(name: str) -> str | None:
+    """The WebDriver character for a guirl key name, or None if unknown."""
+    if len(name) == 1:
+        return name
+    special = KEY_NAMES.get(name.lower().replace("_", ""))
+    return WEBDRIVER_SPECIAL_KEYS[special] if special else None
+
+
+def execute_action(action: Action, driver: Chrome, screen: Frame) -> str | None:
+    """Perform ``action`` (any frame) on the page whose screenshot frame is ``screen``."""
+    if action.frame.kind == "screen" and action.frame.width is None:
+        action = action.model_copy(update={"frame": screen})  # screen pixels of an unknown size: this screen
+    try:
+        action = action.to_frame(screen)
+    except ValueError as err:
+        return f"cannot convert the action's coordinates: {err}"
+    kind = action.type
+    point = action.target_point()
+    if kind in _POINTER_KINDS or (kind in (ActionType.TYPE, ActionType.SELECT, ActionType.SCROLL) and point):
+        if point is None:
+            return f"{kind.value} needs a point"
+        if not (0 <= point[0] < screen.width and 0 <= point[1] < screen.height):  # type: ignore[operator]
+            return f"point {tuple(round(v, 1) for v in point)} is outside the {screen.width}x{screen.height} screen"
+    if kind in _POINTER_KINDS:
+        _pointer(kind, point, action, driver)  # type: ignore[arg-type]
+    elif kind is ActionType.TYPE:
+        if point is not None:
+            _pointer(ActionType.CLICK, point, action, driver)
+        execute_type_text(_typed_keys(action.text or ""), driver)
+    elif kind in (ActionType.KEY, ActionType.ENTER):
+        return _press_keys(action.keys or ("enter",), driver)
+    elif kind is ActionType.SCROLL:
+        return _scroll(action, point, screen, driver)
+    elif kind is ActionType.SELECT:
+        return _select(action, point, driver)
+    elif kind is ActionType.WAIT:
+        time.sleep(min(action.amount or 0.0, MAX_WAIT_S))
+    else:
+        return f"{kind.value} is not supported in MiniWoB"
+    return None
+
+
+_POINTER_KINDS = frozenset(
+    {
+        ActionType.CLICK,
+        ActionType.DOUBLE_CLICK,
+        ActionType.TRIPLE_CLICK,
+        ActionType.RIGHT_CLICK,
+        ActionType.MIDDLE_CLICK,
+        ActionType.LONG_PRESS,
+        ActionType.MOVE,
+        ActionType.MOUSE_DOWN,
+        ActionType.MOUSE_UP,
+        ActionType.DRAG,
+        ActionType.SWIPE,
+    }
+)
+
+
+def _pointer(kind: ActionType, point: tuple[float, float], action: Action, driver: Chrome) -> None:
+    chain = ActionChains(driver, duration=0)
+    pointer = chain.w3c_actions.pointer_action
+    pointer.move_to_location(int(point[0]), int(point[1]))
+    if kind is ActionType.CLICK:
+        pointer.click()
+    elif kind is ActionType.DOUBLE_CLICK:
+        pointer.double_click()
+    elif kind is ActionType.TRIPLE_CLICK:
+        for _ in range(3):
+            pointer.click()
+    elif kind is ActionType.RIGHT_CLICK:
+        pointer.context_click()
+    elif kind is ActionType.MIDDLE_CLICK:
+        pointer.click(button=1)
+    elif kind is ActionType.LONG_PRESS:
+        pointer.click_and_hold()
+        pointer.pause(1.0)
+        pointer.release()
+    elif kind is ActionType.MOUSE_DOWN:
+        pointer.click_and_hold()
+    elif kind is ActionType.MOUSE_UP:
+        pointer.release()
+    elif kind in (ActionType.DRAG, ActionType.SWIPE) and action.end_point is not None:
+        pointer.click_and_hold()
+        pointer.move_to_location(int(action.end_point[0]), int(action.end_point[1]))
+        pointer.release()
+    chain.w3c_actions.perform()
+
+
+def _typed_keys(text: str) -> str:
+    """Text as keystrokes; a newline presses Enter."""
+    return text.replace("\r\n", "\n").replace("\n", WEBDRIVER_SPECIAL_KEYS["<Enter>"])
+
+
+def _press_keys(keys: tuple[str, ...], driver: Chrome) -> str | None:
+    """Press ``keys`` together (modifiers first), then release in reverse."""
+    codes = [webdriver_key(k) for k in keys]
+    unknown = [k for k, c in zip(keys, codes) if c is None]
+    if unknown:
+        return f"unknown key name(s) {unknown}; known: single characters and {sorted(KEY_NAMES)}"
+    if len(codes) == 1:
+        execute_press_key(codes[0], driver)  # type: ignore[arg-type]
+        return None
+    chain = ActionChains(driver, duration=0)
+    for code in codes:
+        chain.w3c_actions.key_action.key_down(code)
+    for code in reversed(codes):
+        chain.w3c_actions.key_action.key_up(code)
+    chain.perform()
+    return None
+
+
+def _scroll(action: Action, point: tuple[float, float] | None, screen: Frame, driver: Chrome) -> str | None:
+    """Wheel scroll; guirl's direction is where the content view moves (down = wheel down)."""
+    if action.direction is None:
+        return "scroll needs a direction"
+    x, y = point if point is not None else (screen.width / 2, screen.height / 2)  # type: ignore[operator]
+    pixels = int(DEFAULT_SCROLL_AMOUNT * (action.amount or 1))
+    if action.direction in ("up", "down"):
+        execute_scroll_coords(x, y, pixels if action.direction == "down" else -pixels, 150, driver)
+    else:
+        chain = ActionChains(driver)
+        delta = pixels if action.direction == "right" else -pixels
+        chain.w3c_actions.wheel_action.scroll(x=int(x), y=int(y), delta_x=delta, delta_y=0, duration=150)
+        chain.w3c_actions.perform()
+    return None
+
+
+def _select(action: Action, point: tuple[float, float] | None, driver: Chrome) -> str | None:
+    """Choose option ``text`` in the <select> under ``point``."""
+    if point is None or not action.text:
+        return "select needs a point and the option text"
+    element = driver.execute_script("return document.elementFromPoint(arguments[0], arguments[1]);", *point)
+    if not isinstance(element, WebElement) or element.tag_name.lower() != "select":
+        return f"no drop-down (<select>) at {point}"
+    options = [o.text for o in Select(element).options]
+    if action.text not in options:
+        return f"option {action.text!r} is not in the drop-down; options: {options}"
+    Select(element).select_by_visible_text(action.text)
+    return None

@@ -1,0 +1,189 @@
+"""The Policy protocol the episode runner drives.
+
+A policy is called once per step with :class:`PolicyInput` (the instruction,
+the current screenshot and its frame, the history window built by the
+runner's :class:`~guirl.rollout.history.HistoryBuilder`) and answers with a
+:class:`PolicyOutput`: the raw text ``y_t`` and/or an Action, plus whatever
+a trainer needs later (the exact prompt, sampled token ids and log-probs, for
+ComputerSD's privileged rescoring and CCPO's replay, ROADMAP items 4-5).
+
+Any callable ``(PolicyInput) -> PolicyOutput | Action | str`` is a policy
+(:func:`as_policy` wraps it); a string answer is parsed by the runner with its
+action format. Guirl models are adapted lazily through ``guirl.models.generate``
+(:class:`ModelPolicy`). :func:`oracle_policy` plays the environment's first
+valid action (sim and replay know them).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from PIL import Image
+
+from guirl.actions.frames import Frame
+from guirl.actions.types import Action, ParseFailure
+from guirl.data.schema import HistoryItem
+from guirl.envs.base import Observation
+
+
+@dataclass
+class PolicyInput:
+    """Everything a policy may see at one step.
+
+    ``instruction``, ``screenshot``, ``history`` and ``history_images`` are the
+    prompt inputs of a model policy. ``observation`` is the environment's full
+    observation (a11y tree, and for sim/replay the valid actions): scripted and
+    oracle policies may read it; a model's prompt must not include
+    ``valid_actions``. ``episode`` names the task, seed, group member and pool
+    worker of this episode.
+    """
+
+    instruction: str
+    screenshot: Image.Image
+    frame: Frame
+    history: list[HistoryItem]
+    history_images: list[Image.Image | None]
+    step_index: int
+    observation: Observation
+    episode: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PolicyOutput:
+    """A policy's answer for one step (what a trainer needs to learn from it)."""
+
+    text: str | None = None
+    action: Action | ParseFailure | None = None
+    prompt: Any = None  # the exact prompt (chat messages or text) the model saw
+    images: list[Image.Image] | None = None  # images in prompt order, when not just [screenshot]
+    token_ids: list[int] | None = None  # sampled completion tokens
+    logprobs: list[float] | None = None  # their log-probabilities under the sampling policy
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Policy(Protocol):
+    def __call__(self, inputs: PolicyInput) -> PolicyOutput: ...
+
+
+class CallablePolicy:
+    """Wrap ``fn(PolicyInput) -> PolicyOutput | Action | str`` into a :class:`Policy`."""
+
+    def __init__(self, fn: Callable[[PolicyInput], Any]):
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+
+    def __call__(self, inputs: PolicyInput) -> PolicyOutput:
+        return to_policy_output(self.fn(inputs), self.__name__)
+
+
+def to_policy_output(answer: Any, who: str = "policy") -> PolicyOutput:
+    """A PolicyOutput from a PolicyOutput, an Action / ParseFailure, or raw text."""
+    if isinstance(answer, PolicyOutput):
+        return answer
+    if isinstance(answer, (Action, ParseFailure)):
+        return PolicyOutput(action=answer)
+    if isinstance(answer, str):
+        return PolicyOutput(text=answer)
+    raise TypeError(
+        f"{who} returned {type(answer).__name__}; return a PolicyOutput, an Action or the raw text to parse"
+    )
+
+
+class ModelPolicy:
+    """A loaded guirl model (``guirl.models.load.Policy``) as a policy.
+
+    One step = ``guirl.models.generate``'s pipeline: ``build_messages`` (the
+    instruction, the history window with its images, the screenshot, the
+    model's coordinate frame), ``sample_completions``, ``decode_generation``
+    (parse + convert to screen pixels). That is ``generate_actions`` plus the
+    history images, and the output keeps the exact messages, images and
+    sampled token ids. Imported at the first call, so the runner itself
+    needs no torch. The sampling seed varies with the episode's seed, group
+    member and step, so the G members of a GRPO group sample differently.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        fmt: str | None = None,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        max_new_tokens: int = 128,
+        seed: int = 0,
+    ):
+        self.model, self.fmt = model, fmt
+        self.temperature, self.top_p, self.max_new_tokens, self.seed = temperature, top_p, max_new_tokens, seed
+
+    @classmethod
+    def load(cls, path: str, **kwargs: Any) -> ModelPolicy:
+        """Load a checkpoint directory with ``guirl.models.load.load_policy`` (CPU, float32)."""
+        load = importlib.import_module("guirl.models.load")
+        return cls(load.load_policy(path), **kwargs)
+
+    def __call__(self, inputs: PolicyInput) -> PolicyOutput:
+        generate = importlib.import_module("guirl.models.generate")
+        prompts = importlib.import_module("guirl.models.prompts")
+        fmt = self.fmt or prompts.DEFAULT_FORMAT
+        width, height = inputs.screenshot.size
+        messages, images = prompts.build_messages(
+            inputs.instruction,
+            inputs.screenshot,
+            inputs.history,
+            fmt=fmt,
+            frame=self.model.frame_for(width, height),
+            history_window=len(inputs.history),
+            history_images=inputs.history_images,
+        )
+        episode = inputs.episode
+        seed = self.seed + 1_000_003 * int(episode.get("seed") or 0) + 10_007 * int(episode.get("group") or 0)
+        (row,) = generate.sample_completions(
+            self.model, messages, images, 1, self.temperature, self.top_p, self.max_new_tokens, seed + inputs.step_index
+        )
+        generation = generate.decode_generation(self.model, row, fmt, width, height)
+        return PolicyOutput(
+            text=generation.text, action=generation.action, prompt=messages, images=images, token_ids=generation.token_ids
+        )
+
+
+def as_policy(obj: Any) -> Policy:
+    """A :class:`Policy` from a policy, a callable, or a ``"module:callable"`` string."""
+    if isinstance(obj, str):
+        obj = load_callable(obj)
+    if isinstance(obj, (CallablePolicy, ModelPolicy)):
+        return obj
+    if callable(obj):
+        return CallablePolicy(obj)
+    raise TypeError(f"cannot use a {type(obj).__name__} as a policy; pass a callable (PolicyInput) -> action")
+
+
+def load_callable(spec: str) -> Callable[..., Any]:
+    """Import ``"package.module:name"``; a class or factory is called without arguments when it
+    is not itself a policy (i.e. ``name`` may be a policy function or a zero-argument policy class)."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"policy {spec!r} must look like 'package.module:callable'")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as err:
+        raise ValueError(f"policy {spec!r}: cannot import module {module_name!r} ({err})") from None
+    try:
+        target = getattr(module, attr)
+    except AttributeError:
+        raise ValueError(f"policy {spec!r}: module {module_name!r} has no attribute {attr!r}") from None
+    if isinstance(target, type):
+        target = target()
+    if not callable(target):
+        raise ValueError(f"policy {spec!r} is a {type(target).__name__}, not a callable")
+    return target
+
+
+def oracle_policy(inputs: PolicyInput) -> Action:
+    """The environment's first valid action A*_t (for envs that know them: sim, replay)."""
+    valid = inputs.observation.valid_actions
+    if not valid:
+        raise ValueError("the oracle policy needs an environment whose observations carry valid_actions (sim, replay)")
+    return valid[0]
