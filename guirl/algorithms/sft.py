@@ -73,8 +73,13 @@ def asft_token_weights(
     alpha_action: float = 2.0,
     alpha_grounding: float = 4.0,
     variant: str = "paper",
+    spans: dict[str, list[Span]] | None = None,
 ) -> Tensor:
     """Per-token weights [T] for ``text`` tokenised with ``offset_mapping`` [T, 2] (character offsets).
+
+    ``spans`` (``{"action": [...], "grounding": [...]}``) defaults to
+    :func:`asft_spans` of ``text`` (GUI-Libra's ``<answer>`` layout); pass
+    your own for other output formats.
 
     A token overlapping a grounding span is grounding, else overlapping an
     action span is action, else reasoning. Special tokens (offset ``(0, 0)``)
@@ -82,7 +87,7 @@ def asft_token_weights(
     """
     if variant not in ("paper", "code"):
         raise ValueError(f"unknown ASFT variant {variant!r}; valid: ['paper', 'code']")
-    spans = asft_spans(text)
+    spans = asft_spans(text) if spans is None else spans
     grounding_weight = alpha_grounding if variant == "paper" else alpha_action * alpha_grounding
     weights = []
     for start, end in offset_mapping:

@@ -94,6 +94,9 @@ class Step(BaseModel):
     )
     action: Action | None = Field(default=None, description="the action actually taken when recorded")
     output: str | None = Field(default=None, description="raw model output y_t when recorded from a model")
+    reasoning: str | None = Field(
+        default=None, description="reasoning that leads to the target action (teacher / oracle), for SFT"
+    )
     a11y: list[A11yNode] | None = None
     a11y_frame: Frame = Field(default_factory=Frame.screen, description="frame of a11y boxes")
     sub_goal: str | None = None

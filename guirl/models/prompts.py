@@ -1,0 +1,115 @@
+"""Chat messages for one agent step, in the layout Qwen-VL processors expect.
+
+A step's prompt is ``[system, user]``: the system turn describes the task of
+a GUI agent, the output format (its registered description and the action
+types it can express) and the coordinate frame; the user turn holds the
+instruction, a window of the previous steps (nAO history: the last ``n``
+outputs or actions, optionally with their screenshots, CCPO/UI-S1), the
+current screenshot and, for a privileged teacher only, a guidance block
+(LiteGUI guided OPD's reference action, ComputerSD's analyzer guidance).
+
+Images are returned separately, in the order their ``{"type": "image"}``
+items appear, which is the order the processor must receive them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PIL import Image
+
+from guirl.actions import Frame, format_action, get_format
+from guirl.data.schema import HistoryItem
+
+#: Output format of the tiny models unless told otherwise.
+DEFAULT_FORMAT = "qwen_computer_use"
+
+Message = dict[str, Any]
+
+
+def describe_frame(frame: Frame) -> str:
+    """One sentence telling the model which coordinates to write."""
+    if frame.kind == "relative":
+        scale = int(frame.scale) if float(frame.scale).is_integer() else frame.scale  # type: ignore[arg-type]
+        return f"Coordinates are relative: x and y run from 0 (left/top) to {scale} (right/bottom)."
+    size = f" ({frame.width}x{frame.height})" if frame.width else ""
+    return f"Coordinates are pixels of the screenshot as you see it{size}, origin at the top left."
+
+
+def system_prompt(fmt: str = DEFAULT_FORMAT, frame: Frame | None = None) -> str:
+    """The system turn for output format ``fmt`` (any registered format name)."""
+    spec = get_format(fmt)
+    actions = ", ".join(sorted(t.value for t in spec.supported_types))
+    lines = [
+        "You are a GUI agent. You are given a task, the previous steps and a screenshot of the screen; "
+        "choose the next action.",
+        f"Output format: {spec.name}.",
+    ]
+    if spec.description:
+        lines.append(spec.description)
+    lines.append(f"Available actions: {actions}.")
+    lines.append(describe_frame(frame if frame is not None else spec.default_frame))
+    return "\n".join(lines)
+
+
+def history_line(item: HistoryItem, fmt: str) -> str:
+    """How a previous step appears in the prompt: its raw output, else its action."""
+    if item.output:
+        return item.output
+    if item.action is not None:
+        try:
+            return format_action(item.action, fmt)
+        except ValueError:  # the format cannot express this action: describe it instead
+            return item.description or item.action.type.value
+    return item.description or "(no action recorded)"
+
+
+def build_messages(
+    instruction: str,
+    screenshot: Image.Image,
+    history: Sequence[HistoryItem] = (),
+    fmt: str = DEFAULT_FORMAT,
+    frame: Frame | None = None,
+    history_window: int = 3,
+    history_images: Sequence[Image.Image | None] | None = None,
+    guidance: str | None = None,
+) -> tuple[list[Message], list[Image.Image]]:
+    """Messages and images for one step.
+
+    ``history`` holds every previous step, oldest first; only the last
+    ``history_window`` appear (0 = none). ``history_images`` (same length as
+    ``history``, entries may be None) adds a screenshot before each kept
+    step. ``frame`` is the coordinate frame the model should answer in
+    (default: the format's). ``guidance`` is appended to the user turn.
+    """
+    if not instruction:
+        raise ValueError("build_messages needs a non-empty instruction")
+    if history_images is not None and len(history_images) != len(history):
+        raise ValueError(
+            f"history_images has {len(history_images)} entries but history has {len(history)}; pass one (or None) "
+            "per history item"
+        )
+    if history_window < 0:
+        raise ValueError(f"history_window must be >= 0, got {history_window}")
+    start = max(0, len(history) - history_window) if history_window else len(history)
+    content: list[dict[str, Any]] = [{"type": "text", "text": f"Task: {instruction}\n"}]
+    images: list[Image.Image] = []
+    if start < len(history):
+        content.append({"type": "text", "text": "Previous steps:\n"})
+        for index in range(start, len(history)):
+            image = history_images[index] if history_images is not None else None
+            if image is not None:
+                content.append({"type": "image"})
+                images.append(image)
+            content.append({"type": "text", "text": f"Step {index + 1}: {history_line(history[index], fmt)}\n"})
+    content.append({"type": "text", "text": "Current screenshot:\n"})
+    content.append({"type": "image"})
+    images.append(screenshot)
+    if guidance:
+        content.append({"type": "text", "text": f"\n[PRIVILEGED_ACTION_GUIDANCE]\n{guidance}"})
+    messages = [
+        {"role": "system", "content": [{"type": "text", "text": system_prompt(fmt, frame)}]},
+        {"role": "user", "content": content},
+    ]
+    return messages, images

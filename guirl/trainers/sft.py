@@ -1,0 +1,264 @@
+"""SFT and action-aware SFT (GUI-Libra ASFT, METHODS.md section 4).
+
+Each recorded step becomes one example: the prompt is the step's chat
+messages (:func:`guirl.models.prompts.build_messages`: instruction, history
+window, screenshot), the target is the step's action written in the model's
+output format and coordinate frame, optionally preceded by its reasoning in
+``<think>...</think>``. GUI-Libra mixes reasoning-then-action samples with
+direct-action copies (reasoning removed): ``direct_fraction`` of the steps
+that have reasoning are also added without it.
+
+The loss is the weighted cross-entropy of ASFT: weight 1 on reasoning
+tokens, ``alpha_action`` on action tokens and ``alpha_grounding`` on
+coordinate tokens, ``sum(w * CE) / sum(w)`` over the whole optimiser step
+(so it does not depend on micro-batch size). ``alpha_action = alpha_grounding
+= 1`` is plain SFT. Labels cover only the answer (and its end-of-turn token).
+
+Departure: ASFT's spans are defined on GUI-Libra's ``<answer>`` block; for
+other formats the whole action text is the action span and the numbers after
+a coordinate key are the grounding span (:func:`action_spans`).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+from PIL import Image
+from pydantic import Field
+
+from guirl.actions import Action, format_action
+from guirl.algorithms.sft import asft_spans, asft_token_weights, weighted_cross_entropy
+from guirl.data.io import read_episodes
+from guirl.data.schema import Episode, Step, StepLabel
+from guirl.models.prompts import build_messages
+from guirl.trainers.core import TrainerConfig
+
+_COORD_KEY = re.compile(r"[\"'](?:coordinate2?|point_2d|position|end_position|point)[\"']\s*:\s*")
+
+
+class SFTConfig(TrainerConfig):
+    model: str = Field("runs/tiny-model", description="model directory (tiny or real Qwen-VL checkpoint)")
+    train_data: list[str] = Field(default_factory=list, description="episodes .jsonl files to train on")
+    eval_data: str | None = Field(None, description="held-out episodes .jsonl for periodic evaluation")
+    eval_samples: int = Field(64, gt=0, description="held-out steps evaluated each time")
+    format: str = Field("qwen_computer_use", description="output format the model writes (registered name)")
+    history_window: int = Field(0, ge=0, description="previous steps shown in the prompt (nAO history)")
+    with_reasoning: bool = Field(True, description="put step reasoning before the action when the step has it")
+    direct_fraction: float = Field(0.5, ge=0, le=1, description="share of reasoning steps also added as direct-action copies")
+    alpha_action: float = Field(1.0, gt=0, description="ASFT weight of action tokens (1 = plain SFT)")
+    alpha_grounding: float = Field(1.0, gt=0, description="ASFT weight of coordinate tokens (1 = plain SFT)")
+    asft_variant: Literal["paper", "code"] = Field("paper", description="paper: alpha_g on coordinates; code: alpha_a*alpha_g")
+    lora_rank: int = Field(0, ge=0, description="LoRA rank on the language model (0 = full fine-tuning)")
+    max_new_tokens: int = Field(64, gt=0, description="generation length for held-out evaluation")
+
+
+@dataclass
+class Example:
+    """One SFT sample: a recorded step and the target text the model should write."""
+
+    episode: Episode
+    step: Step
+    root: Path
+    target: Action
+    reasoning: str | None
+
+
+def target_action(step: Step) -> Action | None:
+    """What the model should do at ``step``: the recorded action, else the first of A*_t.
+
+    Steps labelled ERROR (wrong actions kept as negatives) have no target.
+    A box-only action is aimed at its box centre.
+    """
+    if step.label is StepLabel.ERROR:
+        return None
+    action = step.action or (step.valid_actions[0] if step.valid_actions else None)
+    if action is not None and action.point is None and action.box is not None:
+        action = action.model_copy(update={"point": action.target_point(), "box": None})
+    return action
+
+
+def build_examples(paths: list[str], cfg: SFTConfig, seed: int) -> list[Example]:
+    """Every step of the episodes in ``paths``, plus direct-action copies."""
+    rng = random.Random(seed)
+    examples = []
+    for path in paths:
+        root = Path(path).parent
+        for episode in read_episodes(path):
+            for step in episode.steps:
+                target = target_action(step)
+                if target is None:
+                    continue
+                reasoning = step.reasoning if cfg.with_reasoning else None
+                examples.append(Example(episode, step, root, target, reasoning))
+                if reasoning and rng.random() < cfg.direct_fraction:
+                    examples.append(Example(episode, step, root, target, None))
+    if not examples:
+        raise ValueError(f"no trainable steps in {paths}; generate data with `guirl gen-data` first")
+    return examples
+
+
+def target_text(example: Example, fmt: str, frame) -> str:
+    """The answer: ``<think>reasoning</think>`` (if any) then the formatted action."""
+    answer = format_action(example.target.to_frame(frame), fmt)
+    return f"<think>{example.reasoning}</think>{answer}" if example.reasoning else answer
+
+
+def action_spans(text: str) -> dict[str, list[tuple[int, int]]]:
+    """Character spans of the action and of its coordinates in a target text.
+
+    GUI-Libra ``<answer>`` targets use :func:`guirl.algorithms.sft.asft_spans`;
+    other formats: everything after ``</think>`` is the action, and the list
+    after a coordinate key (``"coordinate"``, ``"point_2d"``, ...) is grounding.
+    """
+    if "<answer>" in text:
+        return asft_spans(text)
+    start = text.find("</think>")
+    start = start + len("</think>") if start >= 0 else 0
+    grounding = []
+    for m in _COORD_KEY.finditer(text, start):
+        close = text.find("]", m.end())
+        grounding.append((m.end(), close + 1 if close >= 0 else len(text)))
+    return {"action": [(start, len(text))], "grounding": grounding}
+
+
+def token_weights(offsets, text: str, cfg: SFTConfig) -> list[float]:
+    return asft_token_weights(
+        text, offsets, alpha_action=cfg.alpha_action, alpha_grounding=cfg.alpha_grounding,
+        variant=cfg.asft_variant, spans=action_spans(text),
+    ).tolist()
+
+
+class SFTCollator:
+    """Screenshots + chat-templated prompts -> model inputs, labels and ASFT weights."""
+
+    def __init__(self, processor, frame_for, cfg: SFTConfig):
+        self.processor, self.frame_for, self.cfg = processor, frame_for, cfg
+        self.tokenizer = processor.tokenizer
+        self.end_ids = self.tokenizer("<|im_end|>\n", add_special_tokens=False)["input_ids"]
+
+    def encode(self, ex: Example) -> dict[str, Any]:
+        image = Image.open(ex.root / ex.step.screenshot.path).convert("RGB")
+        frame = self.frame_for(*image.size)
+        history = ex.step.history[-self.cfg.history_window :] if self.cfg.history_window else []
+        messages, images = build_messages(
+            ex.step.instruction or ex.episode.instruction, image, history, fmt=self.cfg.format,
+            frame=frame, history_window=self.cfg.history_window,
+        )
+        prompt = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        prompt_inputs = self.processor(text=[prompt], images=images, return_tensors="pt")
+        text = target_text(ex, self.cfg.format, frame)
+        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        weights = token_weights(enc["offset_mapping"], text, self.cfg) + [1.0] * len(self.end_ids)
+        target_ids = enc["input_ids"] + self.end_ids
+        prompt_ids = prompt_inputs["input_ids"][0].tolist()
+        # token kinds for M-RoPE (1 = image token); the answer is text (0)
+        kinds = prompt_inputs["mm_token_type_ids"][0].tolist() if "mm_token_type_ids" in prompt_inputs else None
+        return {
+            "mm_token_type_ids": kinds + [0] * len(target_ids) if kinds is not None else None,
+            "input_ids": prompt_ids + target_ids,
+            "labels": [-100] * len(prompt_ids) + target_ids,
+            "weights": [0.0] * len(prompt_ids) + weights,
+            "pixel_values": prompt_inputs["pixel_values"],
+            "image_grid_thw": prompt_inputs["image_grid_thw"],
+        }
+
+    def __call__(self, examples: list[Example]) -> dict[str, torch.Tensor]:
+        rows = [self.encode(ex) for ex in examples]
+        width = max(len(r["input_ids"]) for r in rows)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+
+        def padded(key, fill, dtype):
+            return torch.tensor([r[key] + [fill] * (width - len(r[key])) for r in rows], dtype=dtype)
+
+        batch = {
+            "input_ids": padded("input_ids", pad, torch.long),
+            "labels": padded("labels", -100, torch.long),
+            "weights": padded("weights", 0.0, torch.float32),
+            "attention_mask": torch.tensor([[1] * len(r["input_ids"]) + [0] * (width - len(r["input_ids"])) for r in rows]),
+            "pixel_values": torch.cat([r["pixel_values"] for r in rows]),
+            "image_grid_thw": torch.cat([r["image_grid_thw"] for r in rows]),
+        }
+        if rows[0]["mm_token_type_ids"] is not None:
+            batch["mm_token_type_ids"] = padded("mm_token_type_ids", 0, torch.long)
+        return batch
+
+
+def sft_loss(model, batch: dict[str, torch.Tensor], step_batches: list[dict[str, torch.Tensor]]):
+    """ASFT weighted CE of one micro-batch, normalised by the whole step's weight sum."""
+    keys = ("input_ids", "attention_mask", "pixel_values", "image_grid_thw", "mm_token_type_ids")
+    inputs = {k: batch[k] for k in keys if k in batch}
+    logits = model(**inputs, use_cache=False).logits  # [B, T, V]
+    labels = batch["labels"][:, 1:]  # position t predicts token t + 1
+    weights = batch["weights"][:, 1:]
+    total_weight = sum(float((b["weights"][:, 1:] * (b["labels"][:, 1:] != -100)).sum()) for b in step_batches)
+    return weighted_cross_entropy(logits[:, :-1], labels, weights, normalizer=total_weight)
+
+
+def heldout_step_metrics(policy, steps: list[tuple[Episode, Step, Path]], cfg: SFTConfig) -> dict[str, float]:
+    """Greedy predictions on held-out steps: type match, grounding and step success rates."""
+    from guirl.eval.offline import match_action
+    from guirl.models.generate import generate_actions
+
+    hits = {"type": 0, "ground": 0, "pointed": 0, "success": 0, "parsed": 0}
+    for episode, step, root in steps:
+        image = Image.open(root / step.screenshot.path).convert("RGB")
+        gen = generate_actions(
+            policy, image, step.instruction or episode.instruction, step.history, fmt=cfg.format,
+            temperature=0.0, max_new_tokens=cfg.max_new_tokens, history_window=cfg.history_window,
+        )[0]
+        m = match_action(gen.action, step.valid_actions, screen_size=image.size, a11y=step.a11y)
+        hits["parsed"] += bool(gen.action)
+        hits["type"] += m.type_match
+        hits["pointed"] += m.needs_point
+        hits["ground"] += m.grounded
+        hits["success"] += m.success
+    n = max(1, len(steps))
+    return {
+        "eval/parse_rate": hits["parsed"] / n,
+        "eval/type_match": hits["type"] / n,
+        "eval/grounding": hits["ground"] / max(1, hits["pointed"]),
+        "eval/step_success": hits["success"] / n,
+    }
+
+
+def train_sft(cfg: SFTConfig) -> dict[str, Any]:
+    """Run SFT / ASFT as configured; saves the final model to ``output_dir/final``."""
+    from guirl.models.load import default_lora_config, load_policy
+    from guirl.trainers.core import train
+
+    if not cfg.train_data:
+        raise ValueError("train_data is empty: pass episodes .jsonl files (train_data=[path, ...])")
+    torch.manual_seed(cfg.seed)
+    lora = default_lora_config(rank=cfg.lora_rank, alpha=2 * cfg.lora_rank) if cfg.lora_rank else None
+    policy = load_policy(cfg.model, lora=lora)
+    if lora is None:
+        policy.model.requires_grad_(True)
+    examples = build_examples(cfg.train_data, cfg, cfg.seed)
+    collate = SFTCollator(policy.processor, policy.frame_for, cfg)
+    evaluate = None
+    if cfg.eval_data and cfg.eval_every:
+        root = Path(cfg.eval_data).parent
+        held = [(ep, st, root) for ep in read_episodes(cfg.eval_data) for st in ep.steps if st.valid_actions]
+        held = random.Random(cfg.seed).sample(held, min(cfg.eval_samples, len(held)))
+
+        def evaluate(model, step):
+            policy.model = model
+            return heldout_step_metrics(policy, held, cfg)
+
+    result = train(cfg, policy.model, examples, collate, sft_loss, evaluate=evaluate)
+    final = Path(cfg.output_dir) / "final"
+    model = result["model"]
+    if lora is not None:
+        model = model.merge_and_unload()  # a plain checkpoint that loads without peft
+    model.save_pretrained(final)
+    policy.processor.save_pretrained(final)
+    if evaluate is not None:
+        policy.model = model
+        result["final_eval"] = heldout_step_metrics(policy, held, cfg)
+    result["final_dir"] = final
+    return result

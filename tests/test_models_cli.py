@@ -1,0 +1,73 @@
+"""``guirl init-model`` and ``guirl demo`` smoke runs (real tiny models, CPU, offline)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from models_fixtures import tiny_model_dir
+from PIL import Image
+from transformers import AutoModelForImageTextToText, AutoProcessor
+
+from guirl.actions import Action, ActionType, Frame, ParseFailure
+from guirl.cli import main
+from guirl.commands import demo, init_model
+
+
+def test_init_model_writes_a_loadable_directory(tmp_path, capsys):
+    assert main(["init-model", "--arch", "qwen2_5_vl", "--size", "tiny", "--out", str(tmp_path), "--seed", "1"]) == 0
+    assert "qwen2_5_vl" in capsys.readouterr().out
+    processor = AutoProcessor.from_pretrained(tmp_path, local_files_only=True)
+    model = AutoModelForImageTextToText.from_pretrained(tmp_path, local_files_only=True)
+    assert model.config.model_type == "qwen2_5_vl" and processor.image_processor.patch_size == 14
+
+
+def test_every_argument_has_help():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    subparsers = parser.add_subparsers()
+    for module in (init_model, demo):
+        module.add_parser(subparsers)
+    for verb, sub in subparsers.choices.items():
+        for action in sub._actions:
+            assert action.help, f"guirl {verb} {action.option_strings} has no help text"
+    # and the real entry point prints it
+    result = subprocess.run(
+        [sys.executable, "-m", "guirl", "init-model", "--help"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, HF_HUB_OFFLINE="1"),
+        check=True,
+    )
+    assert "--max-visual-tokens" in result.stdout and "qwen3_vl" in result.stdout
+
+
+def test_demo_runs_and_saves_the_screenshot(tmp_path, capsys):
+    model = str(tiny_model_dir("qwen3_vl"))
+    assert main(["demo", "--out", str(tmp_path), "--model", model, "--max-new-tokens", "16"]) == 0
+    out = capsys.readouterr().out
+    assert "raw output:" in out and ("action (screen pixels):" in out or "no valid action" in out)
+    image = Image.open(tmp_path / "screenshot.png")
+    assert image.size[0] > 0 and image.size[1] > 0
+
+
+def test_demo_builds_a_model_when_none_is_given(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path), "--arch", "qwen2_5_vl", "--max-new-tokens", "8"]) == 0
+    assert (tmp_path / "model-qwen2_5_vl" / "config.json").is_file()
+    assert "building a tiny qwen2_5_vl model" in capsys.readouterr().out
+
+
+def test_demo_names_a_missing_model(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path), "--model", str(tmp_path / "nothing")]) == 2
+    assert "init-model" in capsys.readouterr().err
+
+
+def test_mark_point_draws_at_the_screen_point():
+    screen = Image.new("RGB", (100, 50), "white")
+    click = Action(type=ActionType.CLICK, point=(30, 20), frame=Frame.screen(100, 50))
+    marked = demo.mark_point(screen, click)
+    # a ring of radius 6 around (30, 20): its rightmost edge passes (36, 20), its centre stays white
+    assert marked.getpixel((36, 20)) != (255, 255, 255) and marked.getpixel((30, 20)) == (255, 255, 255)
+    assert demo.mark_point(screen, ParseFailure(reason="x")).tobytes() == screen.tobytes()
