@@ -11,7 +11,7 @@ import importlib
 import sys
 
 #: verb modules under guirl.commands, in the order ``--help`` lists them.
-VERB_MODULES = ["init_model", "demo"]
+VERB_MODULES = ["demo", "init_model", "gen_data", "reasoning_data", "train", "eval"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -46,17 +46,20 @@ def test_every_argument_has_help():
 
 def test_demo_runs_and_saves_the_screenshot(tmp_path, capsys):
     model = str(tiny_model_dir("qwen3_vl"))
-    assert main(["demo", "--out", str(tmp_path), "--model", model, "--max-new-tokens", "16"]) == 0
+    assert main(["demo", "--out", str(tmp_path), "--model", model, "--max-new-tokens", "16", "--screens", "2"]) == 0
     out = capsys.readouterr().out
-    assert "raw output:" in out and ("action (screen pixels):" in out or "no valid action" in out)
-    image = Image.open(tmp_path / "screenshot.png")
-    assert image.size[0] > 0 and image.size[1] > 0
+    assert out.count("raw output:") == 2 and ("action (screen pixels):" in out or "no valid action" in out)
+    assert "correct (one of the" in out and "/2 right" in out
+    for i in range(2):
+        image = Image.open(tmp_path / f"screen_{i}.png")
+        assert image.size == (512, 512)
 
 
 def test_demo_builds_a_model_when_none_is_given(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path), "--arch", "qwen2_5_vl", "--max-new-tokens", "8"]) == 0
+    args = ["demo", "--out", str(tmp_path), "--arch", "qwen2_5_vl", "--max-new-tokens", "8", "--untrained"]
+    assert main(args + ["--screens", "1"]) == 0
     assert (tmp_path / "model-qwen2_5_vl" / "config.json").is_file()
-    assert "building a tiny qwen2_5_vl model" in capsys.readouterr().out
+    assert "building an untrained tiny qwen2_5_vl model" in capsys.readouterr().out
 
 
 def test_demo_names_a_missing_model(tmp_path, capsys):

@@ -47,5 +47,5 @@ def test_bad_inputs_are_named():
         build_messages("", NOW)
     with pytest.raises(ValueError, match="history_images"):
         build_messages("Go", NOW, [HistoryItem(output="x")], history_images=[])
-    with pytest.raises(KeyError, match="known formats"):
+    with pytest.raises(KeyError, match="valid names"):
         build_messages("Go", NOW, fmt="no_such_format")

@@ -100,7 +100,7 @@ def test_reward_errors_name_the_column():
         reward(["{}"], valid_actions=[[CLICK_GT], [CLICK_GT]])
     with pytest.raises(ValueError, match="screen_size"):
         reward(["{}"], valid_actions=[[Action(type="click", box=(0, 0, 0.5, 0.5))]])  # unit frame, no screen size
-    with pytest.raises(KeyError, match="valid rewards: .*litegui_ms"):
+    with pytest.raises(KeyError, match="valid names: .*litegui_ms"):
         make_reward("litegui_typo")
 
 

@@ -13,57 +13,35 @@ Registering a name twice is an error; looking up an unknown name raises a
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-F = TypeVar("F", bound=Callable[..., Any])
+from guirl.registry import Registry
 
-_ADVANTAGE_ESTIMATORS: dict[str, Callable[..., Any]] = {}
-_POLICY_LOSSES: dict[str, Callable[..., Any]] = {}
-
-
-def _register(table: dict[str, Callable[..., Any]], kind: str, name: str) -> Callable[[F], F]:
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"a {kind} needs a non-empty string name, got {name!r}")
-
-    def deco(fn: F) -> F:
-        if name in table:
-            raise ValueError(
-                f"{kind} {name!r} is already registered (by {table[name].__qualname__}); pick another name"
-            )
-        table[name] = fn
-        return fn
-
-    return deco
+ADVANTAGE_ESTIMATORS: Registry[Callable[..., Any]] = Registry("advantage estimator")
+POLICY_LOSSES: Registry[Callable[..., Any]] = Registry("policy loss")
 
 
-def _lookup(table: dict[str, Callable[..., Any]], kind: str, name: str) -> Callable[..., Any]:
-    try:
-        return table[name]
-    except KeyError:
-        raise KeyError(f"unknown {kind} {name!r}; valid names: {sorted(table)}") from None
-
-
-def register_adv_est(name: str) -> Callable[[F], F]:
+def register_adv_est(name: str):
     """Register an advantage estimator ``(rewards, group_size, **scalars) -> (advantages, metrics)``."""
-    return _register(_ADVANTAGE_ESTIMATORS, "advantage estimator", name)
+    return ADVANTAGE_ESTIMATORS.register(name)
 
 
 def get_adv_est(name: str) -> Callable[..., Any]:
-    return _lookup(_ADVANTAGE_ESTIMATORS, "advantage estimator", name)
+    return ADVANTAGE_ESTIMATORS.get(name)
 
 
 def available_adv_ests() -> list[str]:
-    return sorted(_ADVANTAGE_ESTIMATORS)
+    return ADVANTAGE_ESTIMATORS.names()
 
 
-def register_policy_loss(name: str) -> Callable[[F], F]:
+def register_policy_loss(name: str):
     """Register a policy loss ``(logprobs, old_logprobs, advantages, mask, **scalars) -> (loss, metrics)``."""
-    return _register(_POLICY_LOSSES, "policy loss", name)
+    return POLICY_LOSSES.register(name)
 
 
 def get_policy_loss(name: str) -> Callable[..., Any]:
-    return _lookup(_POLICY_LOSSES, "policy loss", name)
+    return POLICY_LOSSES.get(name)
 
 
 def available_policy_losses() -> list[str]:
-    return sorted(_POLICY_LOSSES)
+    return POLICY_LOSSES.names()

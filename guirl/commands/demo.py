@@ -1,12 +1,14 @@
-"""``guirl demo``: one agent step end to end on CPU, no download.
+"""``guirl demo``: the agent end to end on CPU, no download.
 
-Build (or reuse) a tiny policy, take the first screen of the built-in sim
-world (or of another registered environment), generate one action, print
-the raw output and the parsed action in screen pixels, and save the
-screenshot with the predicted point drawn on it.
-A freshly built model has random weights, so its output is usually not a
-valid action: the demo then reports the parse failure (pass ``--model`` a
-trained checkpoint to see it point).
+Load the tiny base agent shipped in ``checkpoints/base-agent-tiny`` (or
+build an untrained tiny policy when it is missing or ``--untrained`` is
+given), take a few screens of the built-in sim world (or of another
+registered environment), generate one action per screen, print the raw
+output, the parsed action in screen pixels and, where the environment knows
+the valid actions, whether it is right; save each screenshot with the
+predicted point drawn on it. A freshly built model has random weights, so
+its output is usually not a valid action: the demo then reports the parse
+failure.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from PIL import Image, ImageDraw
 if TYPE_CHECKING:
     from guirl.actions import Action, ParseFailure
 
+#: The tiny base agent kept in the repository (see README, "The tiny base agent").
+SHIPPED_AGENT = Path(__file__).resolve().parents[2] / "checkpoints" / "base-agent-tiny"
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     from guirl.models.sizes import ARCHS
@@ -35,14 +40,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--out", default="guirl-demo", help="output directory (default: ./guirl-demo)")
     parser.add_argument(
-        "--model", default=None, help="checkpoint directory to use (default: build a tiny one under --out/model-ARCH)"
+        "--model", default=None,
+        help=f"checkpoint directory to use (default: the shipped base agent {SHIPPED_AGENT}, else a fresh tiny model)",
     )
+    parser.add_argument("--untrained", action="store_true", help="build and use a fresh untrained tiny model")
     parser.add_argument("--arch", choices=ARCHS, default="qwen3_vl", help="arch of the tiny model to build")
-    parser.add_argument("--env", default="sim", help="environment whose first screen is used (default: sim)")
-    parser.add_argument("--format", default="qwen_computer_use", help="output format name (default: qwen_computer_use)")
+    parser.add_argument("--env", default="sim", help="environment whose first screens are used (default: sim)")
+    parser.add_argument("--task", default="ground", help="sim task family or kind (default: ground; e.g. multi)")
+    parser.add_argument("--screens", type=int, default=3, help="how many screens (seeds) to run")
+    parser.add_argument("--format", default=None, help="output format name (default: the model's own)")
     parser.add_argument("--seed", type=int, default=0, help="seed for the model, the screen and sampling")
     parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0 = greedy)")
-    parser.add_argument("--max-new-tokens", type=int, default=64, help="most tokens to generate")
+    parser.add_argument("--max-new-tokens", type=int, default=96, help="most tokens to generate")
     parser.add_argument(
         "--threads", type=int, default=1, help="CPU threads for torch (tiny models run fastest on one; default 1)"
     )
@@ -59,16 +68,23 @@ def mark_point(screenshot: Image.Image, action: Action | ParseFailure) -> Image.
     return marked
 
 
-def first_screen(env_name: str, seed: int) -> tuple[Image.Image, str]:
-    """Screenshot and instruction of the first observation of environment ``env_name``."""
+def screens(env_name: str, task: str | None, seed: int, count: int):
+    """``count`` first observations of environment ``env_name`` (seeds ``seed``, ``seed + 1``, ...)."""
     from guirl.envs import make_env
 
-    env = make_env(env_name)
+    env = make_env(env_name, task=task) if env_name == "sim" and task else make_env(env_name)
     try:
-        observation = env.reset(seed=seed)
+        return [env.reset(seed=seed + i) for i in range(count)]
     finally:
         env.close()
-    return observation.screenshot, observation.instruction
+
+
+def _model_dir(args: argparse.Namespace, out: Path) -> Path | None:
+    if args.model:
+        return Path(args.model)
+    if not args.untrained and (SHIPPED_AGENT / "config.json").is_file():
+        return SHIPPED_AGENT
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
     from transformers.utils import logging as hf_logging
 
+    from guirl.eval.offline import match_action
     from guirl.models.build import build_model_dir
     from guirl.models.generate import generate_actions
     from guirl.models.load import load_policy
@@ -85,35 +102,39 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     torch.set_num_threads(max(1, args.threads))
     out = Path(args.out)
-    model_dir = Path(args.model) if args.model else out / f"model-{args.arch}"
-    if not (model_dir / "config.json").is_file():
-        if args.model:
-            message = f"--model {model_dir} has no config.json; build one with `guirl init-model --out DIR`"
-            print(message, file=sys.stderr)
-            return 2
-        print(f"building a tiny {args.arch} model in {model_dir} ...")
-        build_model_dir(args.arch, model_dir, seed=args.seed)
+    model_dir = _model_dir(args, out)
+    if model_dir is None:
+        model_dir = out / f"model-{args.arch}"
+        if not (model_dir / "config.json").is_file():
+            print(f"building an untrained tiny {args.arch} model in {model_dir} ...")
+            build_model_dir(args.arch, model_dir, seed=args.seed)
+    elif not (model_dir / "config.json").is_file():
+        print(f"--model {model_dir} has no config.json; build one with `guirl init-model --out DIR`", file=sys.stderr)
+        return 2
     policy = load_policy(model_dir)
-    screenshot, instruction = first_screen(args.env, args.seed)
-    print(f"screen: {args.env} {screenshot.size[0]}x{screenshot.size[1]}; instruction: {instruction}")
-    generation = generate_actions(
-        policy,
-        screenshot,
-        instruction,
-        fmt=args.format,
-        temperature=args.temperature,
-        max_new_tokens=args.max_new_tokens,
-        seed=args.seed,
-    )[0]
-    print(f"model: {policy.family} from {model_dir}. {describe_frame(policy.frame_for(*screenshot.size))}")
-    shown = generation.text if len(generation.text) <= 300 else generation.text[:300] + "..."
-    print(f"raw output: {shown!r}")
-    if generation.action:
-        print(f"action (screen pixels): {generation.action.model_dump_json(exclude_none=True)}")
-    else:
-        print(f"no valid action ({generation.action.reason}); an untrained model writes garbage")
-    marked = mark_point(screenshot, generation.action)
+    print(f"model: {policy.family} from {model_dir} (format {args.format or policy.prompt.fmt})")
     out.mkdir(parents=True, exist_ok=True)
-    marked.save(out / "screenshot.png")
-    print(f"saved {out / 'screenshot.png'}; done in {time.perf_counter() - start:.1f}s")
+    right = 0
+    for i, obs in enumerate(screens(args.env, args.task, args.seed, args.screens)):
+        screenshot = obs.screenshot
+        print(f"\nscreen {i}: {args.env} {screenshot.size[0]}x{screenshot.size[1]}; instruction: {obs.instruction}")
+        if i == 0:
+            print(describe_frame(policy.frame_for(*screenshot.size)))
+        generation = generate_actions(
+            policy, screenshot, obs.instruction, fmt=args.format, temperature=args.temperature,
+            max_new_tokens=args.max_new_tokens, seed=args.seed + i,
+        )[0]
+        shown = generation.text if len(generation.text) <= 300 else generation.text[:300] + "..."
+        print(f"raw output: {shown!r}")
+        if generation.action:
+            print(f"action (screen pixels): {generation.action.model_dump_json(exclude_none=True, exclude={'frame'})}")
+        else:
+            print(f"no valid action ({generation.action.reason}); an untrained model writes garbage")
+        if obs.valid_actions:
+            ok = match_action(generation.action, obs.valid_actions, screen_size=screenshot.size, a11y=obs.a11y).success
+            right += ok
+            print(f"correct (one of the {len(obs.valid_actions)} valid actions): {ok}")
+        mark_point(screenshot, generation.action).save(out / f"screen_{i}.png")
+    print(f"\n{right}/{args.screens} right; screenshots with the predicted points in {out}/; "
+          f"done in {time.perf_counter() - start:.1f}s")
     return 0

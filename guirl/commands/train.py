@@ -7,6 +7,7 @@ import argparse
 #: method -> (config class path, entry point path); both imported lazily.
 METHODS = {
     "sft": ("guirl.trainers.sft:SFTConfig", "guirl.trainers.sft:train_sft"),
+    "curriculum": ("guirl.trainers.curriculum:CurriculumConfig", "guirl.trainers.curriculum:train_curriculum"),
 }
 
 

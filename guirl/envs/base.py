@@ -10,6 +10,7 @@ says which.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -18,6 +19,7 @@ from PIL import Image
 from guirl.actions.frames import Frame
 from guirl.actions.types import Action
 from guirl.data.schema import A11yNode, Subtask
+from guirl.registry import Registry
 
 
 @dataclass
@@ -57,57 +59,23 @@ class Env(Protocol):
     def close(self) -> None: ...
 
 
-_ENVS: dict[str, Any] = {}
+#: The built-in environments register themselves when their module is
+#: imported; MiniWoB is skipped when its optional dependencies are missing
+#: (make_env then names what is available).
+ENVS: Registry[Callable[..., Env]] = Registry(
+    "environment", ["guirl.envs.sim", "guirl.envs.miniwob"], optional=["miniwob", "selenium"]
+)
 
 
 def register_env(name: str):
     """Register an environment factory ``(**kwargs) -> Env`` under ``name``."""
-
-    def deco(factory):
-        if name in _ENVS:
-            raise ValueError(f"environment {name!r} is already registered")
-        _ENVS[name] = factory
-        return factory
-
-    return deco
+    return ENVS.register(name)
 
 
 def make_env(name: str, **kwargs: Any) -> Env:
     """Build a registered environment by name (``sim``, ``miniwob``, ...)."""
-    _load_builtin_envs()
-    try:
-        factory = _ENVS[name]
-    except KeyError:
-        raise KeyError(f"unknown environment {name!r}; known environments: {sorted(_ENVS)}") from None
-    return factory(**kwargs)
+    return ENVS.get(name)(**kwargs)
 
 
 def available_envs() -> list[str]:
-    _load_builtin_envs()
-    return sorted(_ENVS)
-
-
-#: Modules that register the built-in environments when first needed; a
-#: module whose optional dependency is missing is skipped (its make_env then
-#: errors with the list of what is available).
-_BUILTIN_ENV_MODULES = ["guirl.envs.sim", "guirl.envs.miniwob"]
-_loaded = False
-
-
-def _load_builtin_envs() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    import importlib
-
-    for module in _BUILTIN_ENV_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as err:
-            # An optional dependency (miniwob, selenium) is not installed.
-            if err.name not in _OPTIONAL_DEPENDENCIES:
-                raise
-
-
-_OPTIONAL_DEPENDENCIES = {"miniwob", "selenium"}
+    return ENVS.names()

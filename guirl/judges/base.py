@@ -10,10 +10,13 @@ answer could not be read (callers then score zero / mask, never crash).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from PIL import Image
+
+from guirl.registry import Registry
 
 
 @dataclass
@@ -37,28 +40,17 @@ class Judge(Protocol):
     def __call__(self, request: JudgeRequest) -> JudgeResult: ...
 
 
-_JUDGES: dict[str, Any] = {}
+JUDGES: Registry[Callable[..., Judge]] = Registry("judge", ["guirl.judges.http", "guirl.judges.outcome"])
 
 
 def register_judge(name: str):
     """Register a judge factory ``(**kwargs) -> Judge`` under ``name``."""
-
-    def deco(factory):
-        if name in _JUDGES:
-            raise ValueError(f"judge {name!r} is already registered")
-        _JUDGES[name] = factory
-        return factory
-
-    return deco
+    return JUDGES.register(name)
 
 
 def make_judge(name: str, **kwargs: Any) -> Judge:
-    try:
-        factory = _JUDGES[name]
-    except KeyError:
-        raise KeyError(f"unknown judge {name!r}; known judges: {sorted(_JUDGES)}") from None
-    return factory(**kwargs)
+    return JUDGES.get(name)(**kwargs)
 
 
 def available_judges() -> list[str]:
-    return sorted(_JUDGES)
+    return JUDGES.names()

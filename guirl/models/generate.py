@@ -23,7 +23,7 @@ from PIL import Image
 from guirl.actions import Action, Frame, ParseFailure, parse_action
 from guirl.data.schema import HistoryItem
 from guirl.models.load import LoadedPolicy
-from guirl.models.prompts import DEFAULT_FORMAT, Message, build_messages
+from guirl.models.prompts import Message, build_messages
 
 
 class Generation(NamedTuple):
@@ -94,29 +94,34 @@ def generate_actions(
     screenshot: Image.Image,
     instruction: str,
     history: Sequence[HistoryItem] = (),
-    fmt: str = DEFAULT_FORMAT,
+    fmt: str | None = None,
     num_samples: int = 1,
     temperature: float = 1.0,
     top_p: float = 1.0,
     max_new_tokens: int = 128,
     seed: int = 0,
-    history_window: int = 3,
+    history_window: int | None = None,
 ) -> list[Generation]:
     """Sample ``num_samples`` outputs for one step; ``temperature=0`` is greedy.
 
     The prompt asks for coordinates in the policy's frame
     (:meth:`LoadedPolicy.frame_for`); every action comes back in
     ``Frame.screen(width, height)`` of ``screenshot``; unparsable text gives a
-    ParseFailure (never an exception).
+    ParseFailure (never an exception). ``fmt`` and ``history_window``
+    default to the policy's :class:`~guirl.models.prompts.PromptSpec` (how it
+    was trained), as does the system-prompt style.
     """
     width, height = screenshot.size
+    fmt = fmt or policy.prompt.fmt
     messages, images = build_messages(
         instruction,
         screenshot,
         history,
         fmt=fmt,
         frame=policy.frame_for(width, height),
-        history_window=history_window,
+        history_window=policy.prompt.history_window if history_window is None else history_window,
+        style=policy.prompt.style,
+        reasoning=policy.prompt.reasoning,
     )
     rows = sample_completions(policy, messages, images, num_samples, temperature, top_p, max_new_tokens, seed)
     return [decode_generation(policy, row, fmt, width, height) for row in rows]

@@ -15,7 +15,7 @@ the processor's factor / min / max pixels; Qwen3-VL answers in relative
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from peft import LoraConfig, PeftModel, get_peft_model
 from transformers import AutoModelForImageTextToText, AutoProcessor
 
 from guirl.actions import Frame
+from guirl.models.prompts import PromptSpec
 
 #: Model families guirl knows the coordinate frame of (config.model_type).
 FAMILIES = ("qwen2_5_vl", "qwen3_vl")
@@ -40,6 +41,7 @@ class LoadedPolicy:
     processor: Any
     family: str
     path: Path
+    prompt: PromptSpec = field(default_factory=PromptSpec)
 
     @property
     def device(self) -> torch.device:
@@ -108,4 +110,4 @@ def load_policy(
         model = PeftModel.from_pretrained(model, adapter, is_trainable=trainable)
     model.to(device)
     model.eval()
-    return LoadedPolicy(model=model, processor=processor, family=family, path=path)
+    return LoadedPolicy(model=model, processor=processor, family=family, path=path, prompt=PromptSpec.load(path))

@@ -14,8 +14,11 @@ items appear, which is the order the processor must receive them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
 
 from PIL import Image
 
@@ -27,6 +30,48 @@ DEFAULT_FORMAT = "qwen_computer_use"
 
 Message = dict[str, Any]
 
+#: The thinking switch: REASONING_SWITCH[compact][on].
+REASONING_SWITCH = {
+    False: {True: "Think step by step inside <think></think>, then answer.", False: "Answer directly, without <think>."},
+    True: {True: "Think first.", False: "No thinking."},
+}
+
+#: File in a model directory recording how the model was prompted in training.
+PROMPT_SPEC_FILE = "guirl_prompt.json"
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    """How a policy is prompted: output format, system-prompt style, history window.
+
+    Training writes it next to the checkpoint (:data:`PROMPT_SPEC_FILE`) and
+    loading reads it, so generation and evaluation prompt a model exactly as
+    it was trained. ``style="compact"`` is a one-line system prompt for tiny
+    models, where every prompt token costs training time. ``reasoning``
+    switches thinking on or off through the prompt (GUI-Libra trains on
+    reasoning-then-action and direct-action samples; the switch tells the
+    model which one is wanted).
+    """
+
+    fmt: str = DEFAULT_FORMAT
+    style: Literal["full", "compact"] = "full"
+    history_window: int = 3
+    reasoning: bool | None = None  # ask for <think> first (True), forbid it (False), say nothing (None)
+
+    def save(self, model_dir: str | Path) -> None:
+        (Path(model_dir) / PROMPT_SPEC_FILE).write_text(json.dumps(asdict(self), indent=1))
+
+    @classmethod
+    def load(cls, model_dir: str | Path) -> PromptSpec:
+        """The spec saved in ``model_dir``, or the defaults when there is none."""
+        path = Path(model_dir) / PROMPT_SPEC_FILE
+        if not path.is_file():
+            return cls()
+        try:
+            return cls(**json.loads(path.read_text()))
+        except (json.JSONDecodeError, TypeError) as err:
+            raise ValueError(f"{path}: not a valid prompt spec ({err}); expected keys fmt, style, history_window") from None
+
 
 def describe_frame(frame: Frame) -> str:
     """One sentence telling the model which coordinates to write."""
@@ -37,9 +82,13 @@ def describe_frame(frame: Frame) -> str:
     return f"Coordinates are pixels of the screenshot as you see it{size}, origin at the top left."
 
 
-def system_prompt(fmt: str = DEFAULT_FORMAT, frame: Frame | None = None) -> str:
+def system_prompt(fmt: str = DEFAULT_FORMAT, frame: Frame | None = None, style: str = "full") -> str:
     """The system turn for output format ``fmt`` (any registered format name)."""
     spec = get_format(fmt)
+    if style == "compact":
+        return f"GUI agent. Output: {spec.name}. {describe_frame(frame if frame is not None else spec.default_frame)}"
+    if style != "full":
+        raise ValueError(f"unknown prompt style {style!r}; choose 'full' or 'compact'")
     actions = ", ".join(sorted(t.value for t in spec.supported_types))
     lines = [
         "You are a GUI agent. You are given a task, the previous steps and a screenshot of the screen; "
@@ -74,6 +123,8 @@ def build_messages(
     history_window: int = 3,
     history_images: Sequence[Image.Image | None] | None = None,
     guidance: str | None = None,
+    style: str = "full",
+    reasoning: bool | None = None,
 ) -> tuple[list[Message], list[Image.Image]]:
     """Messages and images for one step.
 
@@ -82,6 +133,8 @@ def build_messages(
     ``history``, entries may be None) adds a screenshot before each kept
     step. ``frame`` is the coordinate frame the model should answer in
     (default: the format's). ``guidance`` is appended to the user turn.
+    ``style`` selects the system prompt and ``reasoning`` adds the thinking
+    switch (:class:`PromptSpec`).
     """
     if not instruction:
         raise ValueError("build_messages needs a non-empty instruction")
@@ -108,8 +161,11 @@ def build_messages(
     images.append(screenshot)
     if guidance:
         content.append({"type": "text", "text": f"\n[PRIVILEGED_ACTION_GUIDANCE]\n{guidance}"})
+    system = system_prompt(fmt, frame, style)
+    if reasoning is not None:
+        system += " " + REASONING_SWITCH[style == "compact"][reasoning]
     messages = [
-        {"role": "system", "content": [{"type": "text", "text": system_prompt(fmt, frame)}]},
+        {"role": "system", "content": [{"type": "text", "text": system}]},
         {"role": "user", "content": content},
     ]
     return messages, images

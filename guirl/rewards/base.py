@@ -33,8 +33,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from guirl.actions import Action, ActionType, Frame, ParseFailure, get_format, parse_action
+from guirl.registry import Registry
 
-_REWARDS: dict[str, Callable[..., Reward]] = {}
+REWARDS: Registry[Callable[..., Reward]] = Registry(
+    "reward", [f"guirl.rewards.{m}" for m in ("litegui", "litegui_md", "infigui", "guilibra", "uis1")]
+)
 _TYPE_VALUES = frozenset(t.value for t in ActionType)
 
 
@@ -76,38 +79,18 @@ class Reward:
 
 def register_reward(name: str) -> Callable[[Callable[..., Reward]], Callable[..., Reward]]:
     """Register a reward factory (usually a :class:`Reward` subclass) under ``name``."""
-
-    def deco(factory: Callable[..., Reward]) -> Callable[..., Reward]:
-        if name in _REWARDS:
-            raise ValueError(f"reward {name!r} is already registered")
-        _REWARDS[name] = factory
-        return factory
-
-    return deco
+    return REWARDS.register(name)
 
 
 def make_reward(name: str, **params: Any) -> Reward:
     """Build the reward registered as ``name`` with its explicit parameters."""
-    _load_builtin_rewards()
-    try:
-        factory = _REWARDS[name]
-    except KeyError:
-        raise KeyError(f"unknown reward {name!r}; valid rewards: {sorted(_REWARDS)}") from None
-    reward = factory(**params)
+    reward = REWARDS.get(name)(**params)
     reward.name = name
     return reward
 
 
 def available_rewards() -> list[str]:
-    _load_builtin_rewards()
-    return sorted(_REWARDS)
-
-
-def _load_builtin_rewards() -> None:
-    import importlib
-
-    for module in ("litegui", "litegui_md", "infigui", "guilibra", "uis1"):
-        importlib.import_module(f"guirl.rewards.{module}")
+    return REWARDS.names()
 
 
 # -- column helpers -------------------------------------------------------------

@@ -127,7 +127,8 @@ class ModelPolicy:
     def __call__(self, inputs: PolicyInput) -> PolicyOutput:
         generate = importlib.import_module("guirl.models.generate")
         prompts = importlib.import_module("guirl.models.prompts")
-        fmt = self.fmt or prompts.DEFAULT_FORMAT
+        spec = getattr(self.model, "prompt", None) or prompts.PromptSpec()
+        fmt = self.fmt or spec.fmt
         width, height = inputs.screenshot.size
         messages, images = prompts.build_messages(
             inputs.instruction,
@@ -137,6 +138,8 @@ class ModelPolicy:
             frame=self.model.frame_for(width, height),
             history_window=len(inputs.history),
             history_images=inputs.history_images,
+            style=spec.style,
+            reasoning=spec.reasoning,
         )
         episode = inputs.episode
         seed = self.seed + 1_000_003 * int(episode.get("seed") or 0) + 10_007 * int(episode.get("group") or 0)

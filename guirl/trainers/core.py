@@ -123,6 +123,17 @@ def _wandb_available() -> bool:
     return importlib.util.find_spec("wandb") is not None
 
 
+def _flat_config(data: dict, prefix: str = "") -> dict[str, Any]:
+    """Dotted scalar config for trackers (TensorBoard hparams take scalars only)."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            flat.update(_flat_config(value, f"{prefix}{key}."))
+        else:
+            flat[prefix + key] = value if isinstance(value, (int, float, str, bool)) else str(value)
+    return flat
+
+
 def train(
     cfg: TrainerConfig,
     model: torch.nn.Module,
@@ -166,7 +177,7 @@ def train(
         generator=torch.Generator().manual_seed(cfg.seed),
     )
     loader = acc.prepare_data_loader(loader, device_placement=True)
-    acc.init_trackers("guirl", config=cfg.model_dump(mode="json"))
+    acc.init_trackers("guirl", config=_flat_config(cfg.model_dump(mode="json")))
 
     data = iter(loader)
     bar = tqdm(total=cfg.max_steps, initial=step, disable=not acc.is_main_process, desc="train")

@@ -31,11 +31,11 @@ import torch
 from PIL import Image
 from pydantic import Field
 
-from guirl.actions import Action, format_action
+from guirl.actions import Action, format_action, get_format
 from guirl.algorithms.sft import asft_spans, asft_token_weights, weighted_cross_entropy
 from guirl.data.io import read_episodes
 from guirl.data.schema import Episode, Step, StepLabel
-from guirl.models.prompts import build_messages
+from guirl.models.prompts import PromptSpec, build_messages
 from guirl.trainers.core import TrainerConfig
 
 _COORD_KEY = re.compile(r"[\"'](?:coordinate2?|point_2d|position|end_position|point)[\"']\s*:\s*")
@@ -48,6 +48,10 @@ class SFTConfig(TrainerConfig):
     eval_samples: int = Field(64, gt=0, description="held-out steps evaluated each time")
     format: str = Field("qwen_computer_use", description="output format the model writes (registered name)")
     history_window: int = Field(0, ge=0, description="previous steps shown in the prompt (nAO history)")
+    prompt_style: Literal["full", "compact"] = Field("full", description="system prompt: full, or one line for tiny models")
+    reasoning_switch: bool = Field(
+        False, description="tell the model in the prompt whether to think (on for samples with reasoning, off for direct ones)"
+    )
     with_reasoning: bool = Field(True, description="put step reasoning before the action when the step has it")
     direct_fraction: float = Field(0.5, ge=0, le=1, description="share of reasoning steps also added as direct-action copies")
     alpha_action: float = Field(1.0, gt=0, description="ASFT weight of action tokens (1 = plain SFT)")
@@ -68,15 +72,18 @@ class Example:
     reasoning: str | None
 
 
-def target_action(step: Step) -> Action | None:
-    """What the model should do at ``step``: the recorded action, else the first of A*_t.
+def target_action(step: Step, supported: frozenset | None = None) -> Action | None:
+    """What the model should do at ``step``: the recorded action, else the
+    first of A*_t, skipping actions the output format cannot express
+    (``supported`` action types); None if there is nothing to learn.
 
     Steps labelled ERROR (wrong actions kept as negatives) have no target.
     A box-only action is aimed at its box centre.
     """
     if step.label is StepLabel.ERROR:
         return None
-    action = step.action or (step.valid_actions[0] if step.valid_actions else None)
+    candidates = ([step.action] if step.action is not None else []) + list(step.valid_actions)
+    action = next((a for a in candidates if supported is None or a.type in supported), None)
     if action is not None and action.point is None and action.box is not None:
         action = action.model_copy(update={"point": action.target_point(), "box": None})
     return action
@@ -85,12 +92,13 @@ def target_action(step: Step) -> Action | None:
 def build_examples(paths: list[str], cfg: SFTConfig, seed: int) -> list[Example]:
     """Every step of the episodes in ``paths``, plus direct-action copies."""
     rng = random.Random(seed)
+    supported = get_format(cfg.format).supported_types
     examples = []
     for path in paths:
         root = Path(path).parent
         for episode in read_episodes(path):
             for step in episode.steps:
-                target = target_action(step)
+                target = target_action(step, supported)
                 if target is None:
                     continue
                 reasoning = step.reasoning if cfg.with_reasoning else None
@@ -103,8 +111,15 @@ def build_examples(paths: list[str], cfg: SFTConfig, seed: int) -> list[Example]
 
 
 def target_text(example: Example, fmt: str, frame) -> str:
-    """The answer: ``<think>reasoning</think>`` (if any) then the formatted action."""
-    answer = format_action(example.target.to_frame(frame), fmt)
+    """The answer: ``<think>reasoning</think>`` (if any) then the formatted action.
+
+    Coordinates are rounded to whole numbers of the model's frame, as Qwen-VL
+    models write them (pixels of the resized image, or 0-1000).
+    """
+    action = example.target.to_frame(frame)
+    rounded = {k: tuple(float(round(v)) for v in getattr(action, k)) for k in ("point", "end_point", "box")
+               if getattr(action, k) is not None}
+    answer = format_action(action.model_copy(update=rounded), fmt)
     return f"<think>{example.reasoning}</think>{answer}" if example.reasoning else answer
 
 
@@ -147,7 +162,8 @@ class SFTCollator:
         history = ex.step.history[-self.cfg.history_window :] if self.cfg.history_window else []
         messages, images = build_messages(
             ex.step.instruction or ex.episode.instruction, image, history, fmt=self.cfg.format,
-            frame=frame, history_window=self.cfg.history_window,
+            frame=frame, history_window=self.cfg.history_window, style=self.cfg.prompt_style,
+            reasoning=bool(ex.reasoning) if self.cfg.reasoning_switch else None,
         )
         prompt = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         prompt_inputs = self.processor(text=[prompt], images=images, return_tensors="pt")
@@ -207,9 +223,9 @@ def heldout_step_metrics(policy, steps: list[tuple[Episode, Step, Path]], cfg: S
     hits = {"type": 0, "ground": 0, "pointed": 0, "success": 0, "parsed": 0}
     for episode, step, root in steps:
         image = Image.open(root / step.screenshot.path).convert("RGB")
-        gen = generate_actions(
-            policy, image, step.instruction or episode.instruction, step.history, fmt=cfg.format,
-            temperature=0.0, max_new_tokens=cfg.max_new_tokens, history_window=cfg.history_window,
+        gen = generate_actions(  # prompted as in training: policy.prompt is the trainer's PromptSpec
+            policy, image, step.instruction or episode.instruction, step.history,
+            temperature=0.0, max_new_tokens=cfg.max_new_tokens,
         )[0]
         m = match_action(gen.action, step.valid_actions, screen_size=image.size, a11y=step.a11y)
         hits["parsed"] += bool(gen.action)
@@ -236,6 +252,8 @@ def train_sft(cfg: SFTConfig) -> dict[str, Any]:
     torch.manual_seed(cfg.seed)
     lora = default_lora_config(rank=cfg.lora_rank, alpha=2 * cfg.lora_rank) if cfg.lora_rank else None
     policy = load_policy(cfg.model, lora=lora)
+    policy.prompt = PromptSpec(fmt=cfg.format, style=cfg.prompt_style, history_window=cfg.history_window,
+                               reasoning=False if cfg.reasoning_switch else None)
     if lora is None:
         policy.model.requires_grad_(True)
     examples = build_examples(cfg.train_data, cfg, cfg.seed)
@@ -257,6 +275,7 @@ def train_sft(cfg: SFTConfig) -> dict[str, Any]:
         model = model.merge_and_unload()  # a plain checkpoint that loads without peft
     model.save_pretrained(final)
     policy.processor.save_pretrained(final)
+    policy.prompt.save(final)
     if evaluate is not None:
         policy.model = model
         result["final_eval"] = heldout_step_metrics(policy, held, cfg)

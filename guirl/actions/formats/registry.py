@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from guirl.actions.frames import Frame
 from guirl.actions.types import Action, ActionType, ParseFailure
+from guirl.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -31,27 +32,31 @@ class ActionFormat:
     description: str = ""
 
 
-_FORMATS: dict[str, ActionFormat] = {}
+#: Modules under guirl/actions/formats that register the built-in formats.
+_BUILTIN_FORMAT_MODULES = [
+    "litegui",
+    "guilibra",
+    "qwen_computer_use",
+    "qwen_mobile_use",
+    "uis1",
+    "pyautogui",
+    "computer_13",
+]
+FORMATS: Registry[ActionFormat] = Registry(
+    "action format", [f"guirl.actions.formats.{m}" for m in _BUILTIN_FORMAT_MODULES]
+)
 
 
 def register_format(fmt: ActionFormat) -> ActionFormat:
-    if fmt.name in _FORMATS:
-        raise ValueError(f"action format {fmt.name!r} is already registered")
-    _FORMATS[fmt.name] = fmt
-    return fmt
+    return FORMATS.add(fmt.name, fmt)
 
 
 def get_format(name: str) -> ActionFormat:
-    _load_builtin_formats()
-    try:
-        return _FORMATS[name]
-    except KeyError:
-        raise KeyError(f"unknown action format {name!r}; known formats: {sorted(_FORMATS)}") from None
+    return FORMATS.get(name)
 
 
 def available_formats() -> list[str]:
-    _load_builtin_formats()
-    return sorted(_FORMATS)
+    return FORMATS.names()
 
 
 def parse_action(text: str, fmt: str, frame: Frame | None = None) -> Action | ParseFailure:
@@ -69,29 +74,3 @@ def parse_action(text: str, fmt: str, frame: Frame | None = None) -> Action | Pa
 
 def format_action(action: Action, fmt: str) -> str:
     return get_format(fmt).format(action)
-
-
-_loaded = False
-
-
-def _load_builtin_formats() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    import importlib
-
-    for module in _BUILTIN_FORMAT_MODULES:
-        importlib.import_module(f"guirl.actions.formats.{module}")
-
-
-#: Modules under guirl/actions/formats that register the built-in formats.
-_BUILTIN_FORMAT_MODULES: list[str] = [
-    "litegui",
-    "guilibra",
-    "qwen_computer_use",
-    "qwen_mobile_use",
-    "uis1",
-    "pyautogui",
-    "computer_13",
-]

@@ -1,0 +1,28 @@
+"""Every shipped recipe loads into its trainer's config (STYLE.md rule 7)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from guirl.commands.train import METHODS, _resolve
+from guirl.config import load_config
+
+RECIPES = sorted((Path(__file__).resolve().parents[1] / "recipes").glob("*.yaml"))
+
+
+def test_there_are_recipes():
+    assert {p.name for p in RECIPES} >= {"base_agent_tiny.yaml", "sft_tiny.yaml", "asft_tiny.yaml"}
+
+
+@pytest.mark.parametrize("path", RECIPES, ids=lambda p: p.name)
+def test_recipe_loads(path):
+    text = path.read_text()
+    found = re.search(r"guirl train (\w+)", text)
+    assert found, f"{path.name} must say how to run it ('guirl train <method> --config ...')"
+    method = found.group(1)
+    assert method in METHODS, f"{path.name}: unknown method {method!r}"
+    cfg = load_config(_resolve(METHODS[method][0]), path)
+    assert cfg.model_dump()  # validated, every field known
