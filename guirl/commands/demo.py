@@ -47,9 +47,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--arch", choices=ARCHS, default="qwen3_vl", help="arch of the tiny model to build")
     parser.add_argument("--env", default="sim", help="environment whose first screens are used (default: sim)")
     parser.add_argument("--task", default="ground", help="sim task family or kind (default: ground; e.g. multi)")
-    parser.add_argument("--screens", type=int, default=3, help="how many screens (seeds) to run")
+    parser.add_argument("--screens", type=int, default=6, help="how many screens (seeds) to run")
     parser.add_argument("--format", default=None, help="output format name (default: the model's own)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for the model, the screen and sampling")
+    parser.add_argument(
+        "--seed", type=int, default=9_000_000, help="first screen seed (default: seeds the shipped agent never trained on)"
+    )
     parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0 = greedy)")
     parser.add_argument("--max-new-tokens", type=int, default=96, help="most tokens to generate")
     parser.add_argument(
@@ -69,14 +71,21 @@ def mark_point(screenshot: Image.Image, action: Action | ParseFailure) -> Image.
 
 
 def screens(env_name: str, task: str | None, seed: int, count: int):
-    """``count`` first observations of environment ``env_name`` (seeds ``seed``, ``seed + 1``, ...)."""
+    """``count`` first observations of environment ``env_name`` (seeds ``seed``, ``seed + 1``, ...);
+    for the sim world they cycle through its desktop, web and mobile domains."""
     from guirl.envs import make_env
 
-    env = make_env(env_name, task=task) if env_name == "sim" and task else make_env(env_name)
-    try:
-        return [env.reset(seed=seed + i) for i in range(count)]
-    finally:
-        env.close()
+    observations = []
+    for i in range(count):
+        if env_name == "sim":
+            env = make_env("sim", domain=("desktop", "web", "mobile")[i % 3], task=task)
+        else:
+            env = make_env(env_name)
+        try:
+            observations.append(env.reset(seed=seed + i))
+        finally:
+            env.close()
+    return observations
 
 
 def _model_dir(args: argparse.Namespace, out: Path) -> Path | None:

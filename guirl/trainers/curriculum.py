@@ -175,7 +175,7 @@ def train_curriculum(cfg: CurriculumConfig) -> dict:
         "history": history,
     }
     (out / "scores.json").write_text(json.dumps(summary, indent=1))
-    record = {"command": " ".join(["guirl", *sys.argv[1:]]) if Path(sys.argv[0]).name == "guirl" else None,
+    record = {"command": " ".join(["guirl", *sys.argv[1:]]),
               "seed": cfg.seed, "steps": sum(s.max_steps for s in cfg.stages), "scores": summary["scores"],
               "wall_time_s": summary["wall_time_s"], "peak_rss_mb": summary["peak_rss_mb"],
               "note": "wall time and memory of the last process; a resumed run counts only its own part"}
