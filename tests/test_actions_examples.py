@@ -7,7 +7,8 @@ import pytest
 from guirl.actions import Action, ActionType, Frame, ParseFailure, parse_action
 from guirl.actions.formats.litegui import parse_output
 from guirl.actions.formats.pyautogui import parse_pyautogui_program
-from guirl.actions.formats.qwen_mobile_use import extract_reasoning, extract_sub_goal
+from guirl.actions.formats import extract_reasoning
+from guirl.actions.formats.qwen_mobile_use import extract_sub_goal
 
 T = ActionType
 SCREEN = Frame.screen(1920, 1080)

@@ -26,7 +26,6 @@ Teachers here:
 from __future__ import annotations
 
 import random
-import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,12 +33,12 @@ from dataclasses import dataclass
 from PIL import Image
 
 from guirl.actions import Action, Frame, ParseFailure, format_action, parse_action
+from guirl.actions.formats import extract_reasoning
 from guirl.data.bottleneck import step_subgoal
 from guirl.data.oracle_reasoning import choose_target, oracle_reasoning
 from guirl.data.schema import Episode, Step
 from guirl.judges.base import Judge, JudgeRequest
 
-_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
 
 
 @dataclass
@@ -76,13 +75,6 @@ def writable(action: Action, fmt: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def extract_reasoning(text: str) -> str | None:
-    """The text inside the first ``<think>...</think>``, stripped; None if absent or empty."""
-    match = _THINK.search(text)
-    reasoning = match.group(1).strip() if match else ""
-    return reasoning or None
 
 
 TEACHER_PROMPT = (
@@ -123,7 +115,7 @@ class ModelTeacher:
         seed = self.seed + zlib.crc32(f"{inp.episode.id}:{inp.step.index}:{inp.attempt}".encode())
         rows = sample_completions(self.policy, messages, images, 1, self.temperature, 1.0, self.max_new_tokens, seed)
         generation = decode_generation(self.policy, rows[0], self.fmt, width, height)
-        return TeacherOutput(extract_reasoning(generation.text), generation.action, generation.text)
+        return TeacherOutput(extract_reasoning(generation.text) or None, generation.action, generation.text)
 
 
 JUDGE_TEACHER_PROMPT = (

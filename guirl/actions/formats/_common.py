@@ -209,3 +209,11 @@ def build(fmt: str, text: str, frame: Frame, /, **fields: Any) -> Action | Parse
 
 def fail(fmt: str, reason: str, text: str) -> ParseFailure:
     return ParseFailure(reason=f"{fmt}: {reason}", raw=text[:200])
+
+
+def extract_reasoning(text: str) -> str | None:
+    """The text inside ``<think>...</think>``, or None when there is none."""
+    if not isinstance(text, str):
+        return None
+    inner = tag_contents(text, "think")
+    return None if inner is None else inner.strip()

@@ -35,7 +35,6 @@ from guirl.actions.formats._common import (
     fail,
     first_json_object_after,
     iter_json_objects,
-    tag_contents,
     tag_positions,
 )
 from guirl.actions.formats._mobile import MOBILE_TYPES, action_to_mobile_args, mobile_args_to_action
@@ -93,14 +92,6 @@ def extract_sub_goal(text: str) -> str | None:
     if match is None or not match.group(1).strip():
         return None
     return match.group(1).strip()
-
-
-def extract_reasoning(text: str) -> str | None:
-    """The text inside ``<think>...</think>``, or None when there is none."""
-    if not isinstance(text, str):
-        return None
-    inner = tag_contents(text, "think")
-    return None if inner is None else inner.strip()
 
 
 FORMAT = register_format(

@@ -34,7 +34,6 @@ from guirl.actions.formats._common import (
     fail,
     first_json_object_after,
     iter_json_objects,
-    tag_contents,
     tag_positions,
 )
 from guirl.actions.formats._mobile import MOBILE_TYPES, action_to_mobile_args, mobile_args_to_action
@@ -58,14 +57,6 @@ def parse(text: str, frame: Frame) -> Action | ParseFailure:
 def format(action: Action) -> str:
     """Write ``action`` as ``<action>{json}</action>`` (no thinking part)."""
     return f"<action>\n{dumps(action_to_mobile_args(NAME, action))}\n</action>"
-
-
-def extract_reasoning(text: str) -> str | None:
-    """The text inside ``<think>...</think>``, or None when there is none."""
-    if not isinstance(text, str):
-        return None
-    inner = tag_contents(text, "think")
-    return None if inner is None else inner.strip()
 
 
 FORMAT = register_format(
