@@ -17,6 +17,17 @@ def _words(text: str, lower: bool) -> set[str]:
     return set((text.lower() if lower else text).split())
 
 
+def _set_f1(p: set[str], g: set[str]) -> float:
+    """F1 of two word sets; 0 when either is empty or they share nothing."""
+    if not p or not g:
+        return 0.0
+    common = len(p & g)
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(p), common / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
 def token_f1(pred: str, gold: str, lower: bool = True) -> float:
     """Word-set F1 between ``pred`` and ``gold``.
 
@@ -26,13 +37,7 @@ def token_f1(pred: str, gold: str, lower: bool = True) -> float:
     p, g = _words(pred, lower), _words(gold, lower)
     if not p and not g:
         return 1.0
-    if not p or not g:
-        return 0.0
-    common = len(p & g)
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(p), common / len(g)
-    return 2 * precision * recall / (precision + recall)
+    return _set_f1(p, g)
 
 
 def guilibra_f1(pred: str, gold: str) -> float:
@@ -43,13 +48,7 @@ def guilibra_f1(pred: str, gold: str) -> float:
         (pw,), (gw,) = p, g
         if pw in gw or gw in pw:
             return 1.0
-    if not p or not g:
-        return 0.0
-    common = len(p & g)
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(p), common / len(g)
-    return 2 * precision * recall / (precision + recall)
+    return _set_f1(p, g)
 
 
 def levenshtein(a: str, b: str) -> int:
