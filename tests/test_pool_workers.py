@@ -4,6 +4,7 @@ a killed worker process and a hung worker each fail only their own episode."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 
 from test_rollout_runner import CellsEnv, click_cell
@@ -55,7 +56,9 @@ def test_killed_worker_is_restarted_and_only_its_episode_fails():
         restarts = sum(pool.restarts)
     failed = [r for r in rollouts if not r.success]
     assert [r.spec.seed for r in failed] == [2]
-    assert "worker process died during step" in failed[0].failure_reason
+    # The kill lands before the step is sent; whether the pool sees the broken pipe on send ("while
+    # idle") or on the answer ("during step") is a race, and both must name the death and its signal.
+    assert re.search(r"worker process died (during step|while idle) \(exit code -9\)", failed[0].failure_reason)
     assert len(rollouts) == 5 and restarts == 1
 
 
