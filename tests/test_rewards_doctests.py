@@ -4,10 +4,12 @@ import doctest
 
 import pytest
 
+import guirl.eval.text
 import guirl.rewards.litegui
+import guirl.rewards.matching
 
 
-@pytest.mark.parametrize("module", [guirl.rewards.litegui])
+@pytest.mark.parametrize("module", [guirl.rewards.litegui, guirl.rewards.matching, guirl.eval.text])
 def test_docstring_examples(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0

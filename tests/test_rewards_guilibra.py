@@ -7,7 +7,7 @@ import json
 import pytest
 
 from guirl.actions import Action, Frame
-from guirl.rewards import as_action, guilibra_accuracy, make_reward, word_f1
+from guirl.rewards import as_action, guilibra_accuracy, guilibra_f1, make_reward
 
 SCREEN = Frame.screen(1000, 1000)
 
@@ -17,12 +17,27 @@ def answer(action_type: str, value="None", point="none", think: str | None = "I 
     return (f"<think>{think}</think>" if think is not None else "") + f"<answer>{body}</answer>"
 
 
-def test_word_f1_by_hand():
-    # pred 2 words, ref 3 words, overlap 2: P = 1, R = 2/3 -> F1 = 2 * (2/3) / (5/3) = 0.8
-    assert word_f1("hello world", "hello world foo") == pytest.approx(0.8)
-    assert word_f1("foo", "hello world foo") == 1.0  # single word: a substring counts
-    assert word_f1("bar baz", "hello world") == 0.0
-    assert word_f1("", "") == 1.0 and word_f1("x", "") == 0.0
+def test_guilibra_f1_by_hand():
+    # GUI-Libra's calculate_f1_score: lower-cased word sets, brackets dropped.
+    # pred {hello, world}, ref {hello, world, foo}: P = 1, R = 2/3 -> F1 = 2 * (2/3) / (5/3) = 0.8
+    assert guilibra_f1("Hello world", "hello world foo") == pytest.approx(0.8)
+    # one word against three: no substring rule; P = 1, R = 1/3 -> F1 = 0.5
+    assert guilibra_f1("foo", "hello world foo") == pytest.approx(0.5)
+    # two single words: a substring either way is a full match; brackets are dropped first
+    assert guilibra_f1("york", "newyork") == 1.0 and guilibra_f1("[Down]", "down") == 1.0
+    # sets, not bags: repeated words count once -> {a} vs {a, b}: P = 1, R = 1/2 -> 2/3
+    assert guilibra_f1("a a a", "a b") == pytest.approx(2 / 3)
+    assert guilibra_f1("bar baz", "hello world") == 0.0
+    # an empty side scores 0, even when both are empty
+    assert guilibra_f1("", "") == 0.0 and guilibra_f1("x", "") == 0.0 and guilibra_f1(None, "x") == 0.0
+
+
+def test_value_threshold_uses_guilibra_f1():
+    reward = make_reward("guilibra", fmt="guilibra")
+    three, four = Action(type="type", text="hello world foo"), Action(type="type", text="hello world foo bar")
+    out = reward.score([answer("Write", value="foo")] * 2, valid_actions=[[three], [four]], output_frame=[SCREEN] * 2)
+    # one of three words: F1 0.5 passes the >= 0.5 threshold; one of four: F1 0.4 does not
+    assert out.components["accuracy"] == [1.0, 0.0]
 
 
 def test_name_normalisation_of_ground_truth():

@@ -3,29 +3,17 @@
 - :func:`token_f1`: set-of-words F1 as in MindAct's ``calculate_f1`` (Mind2Web
   operation F1): both empty -> 1, one empty -> 0. Lower-cased here
   (departure: MindAct compares case-sensitively; pass ``lower=False``).
-- :func:`guilibra_f1`: GUI-Libra's ``calculate_f1_score``: square brackets
-  dropped, lower-cased word sets; when both sides are one word, a substring
-  either way counts as 1.
+- :func:`guilibra_f1`: GUI-Libra's ``calculate_f1_score`` (defined once in
+  :mod:`guirl.rewards.matching`, shared with the GUI-Libra RL reward).
 - :func:`anls_match`: GUI-Odyssey's typed-text match (substring, or
   normalised Levenshtein similarity >= 0.5).
 """
 
 from __future__ import annotations
 
+from guirl.rewards.matching import guilibra_f1, set_f1
 
-def _words(text: str, lower: bool) -> set[str]:
-    return set((text.lower() if lower else text).split())
-
-
-def _set_f1(p: set[str], g: set[str]) -> float:
-    """F1 of two word sets; 0 when either is empty or they share nothing."""
-    if not p or not g:
-        return 0.0
-    common = len(p & g)
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(p), common / len(g)
-    return 2 * precision * recall / (precision + recall)
+__all__ = ["anls_match", "guilibra_f1", "levenshtein", "token_f1"]
 
 
 def token_f1(pred: str, gold: str, lower: bool = True) -> float:
@@ -34,21 +22,11 @@ def token_f1(pred: str, gold: str, lower: bool = True) -> float:
     >>> token_f1("type new york", "type new york city")  # P=3/3, R=3/4 -> 6/7
     0.8571428571428571
     """
-    p, g = _words(pred, lower), _words(gold, lower)
+    p = set((pred.lower() if lower else pred).split())
+    g = set((gold.lower() if lower else gold).split())
     if not p and not g:
         return 1.0
-    return _set_f1(p, g)
-
-
-def guilibra_f1(pred: str, gold: str) -> float:
-    """GUI-Libra's word F1 (see module doc); empty sides score 0, not 1."""
-    p = _words(pred.replace("[", "").replace("]", ""), True)
-    g = _words(gold.replace("[", "").replace("]", ""), True)
-    if len(p) == 1 and len(g) == 1:
-        (pw,), (gw,) = p, g
-        if pw in gw or gw in pw:
-            return 1.0
-    return _set_f1(p, g)
+    return set_f1(p, g)
 
 
 def levenshtein(a: str, b: str) -> int:

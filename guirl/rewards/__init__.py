@@ -16,10 +16,11 @@ from guirl.rewards.base import (
 from guirl.rewards.guilibra import guilibra_accuracy
 from guirl.rewards.infigui import agent_accuracy, box_reward
 from guirl.rewards.litegui import most_matched_action, multi_solution_score, phi_gui, position_score, value_score
-from guirl.rewards.matching import box_iou, word_f1
+from guirl.rewards.matching import box_iou, guilibra_f1
 from guirl.rewards.uis1 import distance_reward, uis1_action_score
 
 __all__ = [
+    "guilibra_f1",
     "Reward",
     "RewardOutput",
     "agent_accuracy",
@@ -38,5 +39,4 @@ __all__ = [
     "register_reward",
     "uis1_action_score",
     "value_score",
-    "word_f1",
 ]

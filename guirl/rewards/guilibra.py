@@ -9,7 +9,8 @@
 - click / long press: the point inside a ground-truth box, or within
   normalised squared distance ``< 0.05 ** 2`` of a ground-truth point (unit frame);
 - type(write) / select / scroll / open app / swipe / terminate / answer:
-  word-level F1 of the values >= 0.5 (single words: a substring counts);
+  :func:`~guirl.rewards.matching.guilibra_f1` of the values >= 0.5 (word
+  sets, brackets dropped; two single words: a substring counts);
   the value of scroll/swipe is the direction, of terminate the status;
 - any other type: 1 (not verifiable beyond its type). A ground truth with no
   value to compare also counts as matched (departure: the code compares
@@ -37,7 +38,14 @@ from guirl.rewards.base import (
     require_sized_ground_truth,
     valid_actions_column,
 )
-from guirl.rewards.matching import action_point, action_value, box_in_frame, point_in_box, point_in_frame, word_f1
+from guirl.rewards.matching import (
+    action_point,
+    action_value,
+    box_in_frame,
+    guilibra_f1,
+    point_in_box,
+    point_in_frame,
+)
 
 UNIT = Frame.unit()
 _GROUNDED = frozenset({ActionType.CLICK, ActionType.LONG_PRESS})
@@ -74,7 +82,7 @@ def guilibra_accuracy(
         reference = action_value(gt)
         if reference is None:
             return 1.0
-        return float(word_f1(action_value(pred), reference) >= f1_threshold)
+        return float(guilibra_f1(action_value(pred), reference) >= f1_threshold)
     return 1.0
 
 

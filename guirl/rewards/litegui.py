@@ -26,7 +26,7 @@ from guirl.rewards.base import (
     register_reward,
     valid_actions_column,
 )
-from guirl.rewards.matching import action_point, box_in_frame, distance_to_box, normalize_text, point_in_frame, word_f1
+from guirl.rewards.matching import action_point, box_in_frame, distance_to_box, normalize_text, point_in_frame, words
 
 
 def position_score(
@@ -63,7 +63,7 @@ def value_score(pred: Action, gt: Action) -> float:
     """LiteGUI ``m_val`` (eq. 25): 1 exact, 0.5 partial, 0 otherwise.
 
     Text: exact after lower-casing and collapsing whitespace; partial when
-    one contains the other or they share a word (word F1 > 0). Keys: equal
+    one contains the other or they share a word. Keys: equal
     sets exact; overlapping sets partial. (The paper does not define
     "partial"; this is our reading.)
     """
@@ -73,7 +73,7 @@ def value_score(pred: Action, gt: Action) -> float:
     p, g = normalize_text(pred.text), normalize_text(gt.text)
     if p == g:
         return 1.0
-    if p and g and (p in g or g in p or word_f1(p, g) > 0):
+    if p and g and (p in g or g in p or set(words(p)) & set(words(g))):
         return 0.5
     return 0.0
 

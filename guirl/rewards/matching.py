@@ -71,33 +71,37 @@ def words(text: str | None) -> list[str]:
     return _WORD.findall((text or "").lower())
 
 
-def word_f1(prediction: str | None, reference: str | None) -> float:
-    """Word-level F1 (bag of words, SQuAD-style) in [0, 1]; two empty strings give 1.
-
-    GUI-Libra's rule for single tokens: when either side is one word, one
-    side being a substring of the other counts as a full match.
-    """
-    pred, ref = words(prediction), words(reference)
-    if not pred and not ref:
-        return 1.0
+def set_f1(pred: set[str], ref: set[str]) -> float:
+    """F1 of two word sets; 0 when either is empty or they share nothing."""
     if not pred or not ref:
         return 0.0
-    if len(pred) == 1 or len(ref) == 1:
-        p, r = normalize_text(prediction), normalize_text(reference)
-        if p and r and (p in r or r in p):
-            return 1.0
-    common: dict[str, int] = {}
-    for w in pred:
-        common[w] = common.get(w, 0) + 1
-    overlap = 0
-    for w in ref:
-        if common.get(w, 0) > 0:
-            common[w] -= 1
-            overlap += 1
-    if overlap == 0:
+    common = len(pred & ref)
+    if common == 0:
         return 0.0
-    precision, recall = overlap / len(pred), overlap / len(ref)
+    precision, recall = common / len(pred), common / len(ref)
     return 2 * precision * recall / (precision + recall)
+
+
+def guilibra_f1(prediction: str | None, reference: str | None) -> float:
+    """GUI-Libra's value F1 (``calculate_f1_score`` in its EasyR1 reward), used
+    by both its RL verifier and its offline evaluation.
+
+    Square brackets dropped, lower-cased, whitespace-split word *sets*; when
+    both sides are a single word, a substring either way scores 1; an empty
+    side scores 0 (even when both are empty).
+
+    >>> guilibra_f1("[Down]", "down"), guilibra_f1("york", "newyork")
+    (1.0, 1.0)
+    >>> round(guilibra_f1("new york", "new york city"), 4)  # P=2/2, R=2/3 -> 0.8
+    0.8
+    """
+    pred = set((prediction or "").replace("[", "").replace("]", "").lower().split())
+    ref = set((reference or "").replace("[", "").replace("]", "").lower().split())
+    if len(pred) == 1 and len(ref) == 1:
+        (p,), (r,) = pred, ref
+        if p in r or r in p:
+            return 1.0
+    return set_f1(pred, ref)
 
 
 def action_value(action: Action) -> str | None:
