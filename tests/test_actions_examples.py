@@ -92,6 +92,12 @@ def test_guilibra_examples() -> None:
     refuse('<answer>{"action_type": "Click", "action_description": "", "value": "None", "point_2d": "none"}</answer>',
            "guilibra", "Click needs point_2d")
     refuse('<answer>{"action_type": "Fly", "value": "None", "point_2d": "none"}</answer>', "guilibra", "not a GUI-Libra")
+    # not JSON (a trailing comma, a missing brace): the fields are read one by one, as the authors' reward does
+    check('<answer>{"action_type": "Click", "value": "None", "point_2d": [7, 8],}</answer>', "guilibra", frame,
+          type=T.CLICK, point=(7, 8))
+    check('<answer>{"action_type": "Write", "value": "hello", "point_2d": "none"</answer>', "guilibra", frame,
+          type=T.TYPE, text="hello")
+    refuse('<answer>{"value": "hello",}</answer>', "guilibra", "no <answer>")
 
 
 # -- ComputerSD / Qwen computer_use ------------------------------------------------------------

@@ -109,3 +109,37 @@ def test_multi_solution_and_frame_checks():
         reward([answer("Click", point=[150, 150])], valid_actions=valid)
     with pytest.raises(ValueError, match="without a size"):
         reward(["x"], valid_actions=[[Action(type="click", point=(1, 2), frame=Frame.screen())]], output_frame=[SCREEN])
+
+
+def test_authors_format_rule():
+    reward = make_reward("guilibra")
+    lenient = make_reward("guilibra", format_rule="parse")
+    gt = Action(type="click", box=(100, 100, 300, 200), frame=SCREEN)
+    body = '{"action_type": "Click", "action_description": "d", "value": "None", "point_2d": [150, 150]}'
+    completions = [
+        f"<think>t</think><answer>{body}</answer>",  # well formed: 0.1 + 0.9 = 1.0
+        f"Sure! <think>t</think><answer>{body}</answer>",  # text before the structure: format 0 -> 0.9
+        f"<think>t</think><answer>{body}</answer> done",  # text after it: format 0 -> 0.9
+        '<think>t</think><answer>{"action_type": "Click", "point_2d": [150, 150]}</answer>',  # keys missing -> 0.9
+        '<think>t</think><answer>{"action_type": "Click", "action_description": "d", "value": "None", '
+        '"point_2d": [150.5, 150]}</answer>',  # point_2d must be integers -> 0.9
+        # not JSON (trailing comma) but all four fields readable one by one: format 1 -> 1.0
+        '<think>t</think><answer>{"action_type": "Click", "action_description": "d", "value": "None", '
+        '"point_2d": [150, 150],}</answer>',
+    ]
+    out = reward.score(completions, valid_actions=[[gt]] * 6, output_frame=[SCREEN] * 6)
+    assert out.components["format"] == [1.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    assert out.scores == pytest.approx([1.0, 0.9, 0.9, 0.9, 0.9, 1.0])
+    # the lenient rule only asks that guirl's parser reads an action
+    assert lenient.score(completions[:3], valid_actions=[[gt]] * 3, output_frame=[SCREEN] * 3).scores == pytest.approx(
+        [1.0, 1.0, 1.0]
+    )
+    with pytest.raises(ValueError, match="format_rule"):
+        make_reward("guilibra", format_rule="loose")
+
+
+def test_point_on_the_box_edge_is_outside():
+    gt = Action(type="click", box=(100, 100, 300, 200), frame=SCREEN)
+    # the authors test x1 < x < x2 and y1 < y < y2: the edge itself does not count
+    assert guilibra_accuracy(Action(type="click", point=(100, 150), frame=SCREEN), gt) == 0.0
+    assert guilibra_accuracy(Action(type="click", point=(101, 150), frame=SCREEN), gt) == 1.0

@@ -16,18 +16,28 @@
   value to compare also counts as matched (departure: the code compares
   with an empty string).
 
-Format: 1 if the answer parses; 0 if a reasoning sample lacks ``<think>``
-or a grounding sample (``is_grounding`` column) has one. Several valid
-actions: the best accuracy over A*_t.
+Format (the authors' ``r1gui_format_reward``): the whole completion is an
+optional ``<think>..</think>`` followed by ``<answer>..</answer>`` and nothing
+else; the answer is a JSON object (or, failing JSON, its four fields can be
+read field by field) with string ``action_type``, ``action_description`` and
+``value`` and a ``point_2d`` of two integers or ``"none"``. Then 0 if a
+reasoning sample lacks ``<think>`` or a grounding sample (``is_grounding``
+column) has one. ``format_rule="parse"`` instead gives 1 whenever guirl's
+lenient parser reads an action. Points must lie strictly inside a
+ground-truth box, as in the authors' check. Several valid actions: the best
+accuracy over A*_t.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from guirl.actions import Action, ActionType, Frame, ParseFailure
+from guirl.actions.formats.guilibra import answer_fields_by_pattern
 from guirl.rewards.base import (
     Reward,
     RewardOutput,
@@ -43,7 +53,6 @@ from guirl.rewards.matching import (
     action_value,
     box_in_frame,
     guilibra_f1,
-    point_in_box,
     point_in_frame,
 )
 
@@ -73,7 +82,8 @@ def guilibra_accuracy(
         if p is None:
             return 0.0
         if gt.box is not None:
-            return float(point_in_box(p, box_in_frame(gt.box, gt.frame, UNIT)))
+            x1, y1, x2, y2 = box_in_frame(gt.box, gt.frame, UNIT)
+            return float(x1 < p[0] < x2 and y1 < p[1] < y2)  # strictly inside, as the authors check
         if gt.point is not None:
             g = point_in_frame(gt.point, gt.frame, UNIT)
             return float((p[0] - g[0]) ** 2 + (p[1] - g[1]) ** 2 < point_radius**2)
@@ -86,8 +96,47 @@ def guilibra_accuracy(
     return 1.0
 
 
-def guilibra_format(text: str, pred: Action | ParseFailure, is_grounding: bool) -> float:
-    if not pred:
+_OUTER = re.compile(r"^(?:<think>.*?</think>\s*)?<answer>.*?</answer>$", re.DOTALL)
+_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+_TEXT_KEYS = ("action_type", "action_description", "value")
+
+
+def _answer_fields(body: str) -> Any:
+    """The answer's fields: JSON if it loads, else each field read on its own
+    (a near-JSON answer still counts when all four are there, the point as a list)."""
+    try:
+        return json.loads(body)
+    except ValueError:
+        fields = answer_fields_by_pattern(body)
+        return fields if isinstance(fields.get("point_2d"), list) else None
+
+
+def answer_well_formed(text: str) -> bool:
+    """The authors' structural format check of one completion (see module doc).
+
+    >>> answer_well_formed('<think>t</think><answer>{"action_type": "Click", '
+    ...     '"action_description": "d", "value": "None", "point_2d": [3, 4]}</answer>')
+    True
+    >>> answer_well_formed('ok <answer>{"action_type": "Click"}</answer>')  # text before, missing keys
+    False
+    """
+    if not _OUTER.match(text):
+        return False
+    fields = _answer_fields(_ANSWER.search(text).group(1).strip())  # type: ignore[union-attr]
+    if not isinstance(fields, dict) or any(k not in fields for k in (*_TEXT_KEYS, "point_2d")):
+        return False
+    if not all(isinstance(fields[k], str) for k in _TEXT_KEYS):
+        return False
+    point = fields["point_2d"]
+    if isinstance(point, list):
+        return len(point) == 2 and all(isinstance(v, int) for v in point)
+    return isinstance(point, str) and point.lower() == "none"
+
+
+def guilibra_format(text: str, pred: Action | ParseFailure, is_grounding: bool, rule: str = "authors") -> float:
+    """``r_fmt`` in {0, 1}: the answer's structure (``rule``), then the think rule."""
+    well_formed = answer_well_formed(text) if rule == "authors" else bool(pred)
+    if not well_formed:
         return 0.0
     has_think = "<think>" in text
     return 0.0 if has_think == bool(is_grounding) else 1.0
@@ -98,11 +147,19 @@ class PartiallyVerifiableReward(Reward):
     """``w_fmt r_fmt + (1 - w_fmt) max_{a* in A*_t} r_acc`` in [0, 1]."""
 
     def __init__(
-        self, fmt: str = "guilibra", w_format: float = 0.1, f1_threshold: float = 0.5, point_radius: float = 0.05
+        self,
+        fmt: str = "guilibra",
+        w_format: float = 0.1,
+        f1_threshold: float = 0.5,
+        point_radius: float = 0.05,
+        format_rule: str = "authors",
     ) -> None:
         if not 0.0 <= w_format <= 1.0 or not math.isfinite(w_format):
             raise ValueError(f"w_format must be in [0, 1], got {w_format}")
+        if format_rule not in ("authors", "parse"):
+            raise ValueError(f"format_rule must be 'authors' or 'parse', got {format_rule!r}")
         self.fmt, self.w_format, self.f1_threshold, self.point_radius = fmt, w_format, f1_threshold, point_radius
+        self.format_rule = format_rule
 
     def score(self, completions: Sequence[Any], **columns: Any) -> RewardOutput:
         n = len(completions)
@@ -112,7 +169,7 @@ class PartiallyVerifiableReward(Reward):
         preds = parse_completions(completions, self.fmt, columns, require_sized=True)
         scores, fmt_scores, acc_scores = [], [], []
         for completion, pred, actions, is_grounding in zip(completions, preds, valid, grounding, strict=True):
-            fmt = guilibra_format(completion_text(completion), pred, bool(is_grounding))
+            fmt = guilibra_format(completion_text(completion), pred, bool(is_grounding), self.format_rule)
             acc = max(
                 guilibra_accuracy(pred, gt, f1_threshold=self.f1_threshold, point_radius=self.point_radius)
                 for gt in actions

@@ -101,9 +101,32 @@ def _direction_word(value: Any) -> str | None:
     return None if match is None else match.group(1)
 
 
+_ANSWER_BODY = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+_STRING_FIELD = r'"{}"\s*:\s*"([^"]*)"'
+_NUMBER = r"-?\d+(?:\.\d+)?"
+_POINT_FIELD = re.compile(rf'"point_2d"\s*:\s*\[\s*({_NUMBER})\s*,\s*({_NUMBER})\s*\]')
+
+
+def answer_fields_by_pattern(body: str) -> dict[str, Any]:
+    """The fields of an answer that is not valid JSON (a trailing comma, a
+    missing brace), each read on its own as GUI-Libra's reward code does: the
+    string fields ``"key": "..."`` and ``"point_2d": [x, y]``. Only the fields
+    found are returned; numbers stay int when written without a decimal point."""
+    fields: dict[str, Any] = {}
+    for key in ("action_type", "action_description", "value", "point_2d"):
+        match = re.search(_STRING_FIELD.format(key), body)
+        if match is not None:
+            fields[key] = match.group(1)
+    point = _POINT_FIELD.search(body)
+    if point is not None:
+        fields["point_2d"] = [float(v) if "." in v else int(v) for v in point.groups()]
+    return fields
+
+
 def _find_answer(text: str) -> dict | None:
     candidates = [first_json_object_after(text, pos) for pos in tag_positions(text, "answer")]
     candidates += [obj for _, obj in iter_json_objects(text) if "action_type" in obj]
+    candidates += [answer_fields_by_pattern(m.group(1)) for m in _ANSWER_BODY.finditer(text[:100_000])]
     for obj in candidates:
         if isinstance(obj, dict) and "action_type" in obj:
             return obj
