@@ -188,3 +188,87 @@ def test_dynamic_sampling_keeps_informative_groups():
     # groups [1, 1] (all equal: dropped), [0, 1] (kept), [0.5, 0.5] (dropped)
     keep = informative_groups(torch.tensor([1.0, 1.0, 0.0, 1.0, 0.5, 0.5]), 2)
     assert keep.tolist() == [False, False, True, True, False, False]
+
+
+def test_discounted_returns_reset_before_mismatch_as_uis1_code():
+    # UI-S1 code (core_uis1.compute_step_discounted_returns): the running return is zeroed at a
+    # mismatch, so the mismatched step's own reward does not flow back either.
+    # rewards [1, 1, 0.1, 1], matched [T, T, F, T], gamma 0.5:
+    # G_3 = 1; G_2 = 0.1 (running -> 0); G_1 = 1 + 0.5 * 0 = 1; G_0 = 1 + 0.5 * 1 = 1.5
+    r = torch.tensor([[1.0, 1.0, 0.1, 1.0]])
+    matched = torch.tensor([[True, True, False, True]])
+    out = discounted_returns(r, torch.ones_like(r), matched, 0.5, reset="before")
+    assert torch.allclose(out, torch.tensor([[1.5, 1.0, 0.1, 1.0]]))
+    with pytest.raises(ValueError, match="reset"):
+        discounted_returns(r, torch.ones_like(r), matched, 0.5, reset="never")
+
+
+def test_semi_online_uis1_code_variant_hand_computed():
+    # G = 2 rollouts, S = 2 steps, gamma = 0.5, all matched; a: r = [1, 1], b: r = [0, 1]
+    # episode ('reward', pooled over the 4 steps of the group): mean 0.75,
+    #   unbiased var = (3 * 0.25^2 + 0.75^2) / 3 = 0.25 -> std 0.5 -> a [0.5, 0.5], b [-1.5, 0.5]
+    # step ('return'): G = a [1.5, 1], b [0.5, 1]; step 0: mean 1, std sqrt(0.5) -> +-0.70711; step 1: 0
+    # total: a [0.5 + 0.70711, 0.5], b [-1.5 - 0.70711, 0.5]
+    r = torch.tensor([[1.0, 1.0], [0.0, 1.0]])
+    ones = torch.ones_like(r)
+    kw = {"step_mask": ones, "matched": ones.bool(), "gamma": 0.5, "episode_signal": "reward", "step_signal": "return"}
+    adv, _ = semi_online_advantage(r, 2, reset="before", epsilon=0.0, **kw)
+    k = 1 / math.sqrt(2)
+    assert torch.allclose(adv, torch.tensor([[0.5 + k, 0.5], [-1.5 - k, 0.5]]), atol=1e-6)
+    # mean_norm (centre only, the code's config default): episode a [0.25, 0.25], b [-0.75, 0.25];
+    # step 0: [1.5, 0.5] - 1 = [0.5, -0.5]; step 1: 0 -> a [0.75, 0.25], b [-1.25, 0.25]
+    adv, _ = semi_online_advantage(r, 2, reset="before", scale_by_std=False, **kw)
+    assert torch.allclose(adv, torch.tensor([[0.75, 0.25], [-1.25, 0.25]]))
+    with pytest.raises(ValueError, match="episode_signal"):
+        semi_online_advantage(r, 2, step_mask=ones, matched=ones.bool(), episode_signal="sum")
+
+
+def _loop_uis1_code(r, mask, matched, g, gamma, eps):
+    """Per-row loop in the shape of the UI-S1 code: rows (group, rollout, step), returns per rollout
+    zeroed at a mismatch, episode stats over all rows of a group, step stats per (group, step)."""
+    n, s = len(r), len(r[0])
+    rets = [[0.0] * s for _ in range(n)]
+    for i in range(n):
+        run = 0.0
+        for t in reversed(range(s)):
+            if not mask[i][t]:
+                continue
+            if matched[i][t]:
+                run = r[i][t] + gamma * run
+                rets[i][t] = run
+            else:
+                run, rets[i][t] = 0.0, r[i][t]
+
+    def stats(xs):
+        mean = sum(xs) / len(xs)
+        std = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else 0.0
+        return mean, std
+
+    adv = [[0.0] * s for _ in range(n)]
+    for start in range(0, n, g):
+        rows = range(start, start + g)
+        ep_mean, ep_std = stats([r[i][t] for i in rows for t in range(s) if mask[i][t]])
+        for t in range(s):
+            members = [i for i in rows if mask[i][t]]
+            if not members:
+                continue
+            st_mean, st_std = stats([rets[i][t] for i in members])
+            for i in members:
+                a_ep = (r[i][t] - ep_mean) / (ep_std + eps) if ep_std > 0 else 0.0
+                a_st = (rets[i][t] - st_mean) / (st_std + eps) if st_std > 0 else 0.0
+                adv[i][t] = a_ep + a_st
+    return adv
+
+
+def test_semi_online_code_variant_loop_vs_vectorised():
+    gen = torch.Generator().manual_seed(2)
+    n, s, g = 12, 5, 4
+    r = torch.rand(n, s, generator=gen, dtype=torch.float64)
+    lengths = torch.randint(1, s + 1, (n,), generator=gen)
+    mask = torch.arange(s)[None] < lengths[:, None]
+    matched = torch.rand(n, s, generator=gen) > 0.3
+    adv, _ = semi_online_advantage(
+        r, g, step_mask=mask, matched=matched, episode_signal="reward", step_signal="return", reset="before"
+    )
+    ref = _loop_uis1_code(r.tolist(), mask.tolist(), matched.tolist(), g, 0.5, 1e-6)
+    assert torch.allclose(adv, torch.tensor(ref, dtype=torch.float64), atol=1e-9)

@@ -185,3 +185,17 @@ def test_clipped_loop_vs_vectorised():
     )
     ref = _loop_clipped(logp.tolist(), old.tolist(), adv.tolist(), mask.tolist(), 0.2, 0.28)
     assert float(loss) == pytest.approx(ref, abs=1e-12)
+
+
+def test_litegui_sequence_objective_is_seq_mean():
+    # LiteGUI A.6: -1/G sum_i min(rho_i A_i, clip(rho_i) A_i) with a sequence-level ratio.
+    # On-policy (rho = 1), A = [+1, -1], lengths 1 and 3 tokens:
+    #   seq-mean-token-mean: (-1 + 1) / 2 = 0 (the paper's 1/G average)
+    #   token-mean:          (-1 * 1 + 1 * 3) / 4 = 0.5 (long sequences weigh more)
+    logp = torch.tensor([[-1.0, 0.0, 0.0], [-1.0, -2.0, -0.5]])
+    mask = torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
+    adv = torch.tensor([1.0, -1.0])
+    kw = {"ratio_level": "sequence", "clip_eps_low": 0.2, "clip_eps_high": 0.28}
+    seq, _ = clipped_surrogate_loss(logp, logp, adv, mask, loss_agg_mode="seq-mean-token-mean", **kw)
+    tok, _ = clipped_surrogate_loss(logp, logp, adv, mask, loss_agg_mode="token-mean", **kw)
+    assert float(seq) == pytest.approx(0.0) and float(tok) == pytest.approx(0.5)

@@ -125,3 +125,14 @@ def test_box_reward_on_text():
     text = "<think>the button</think>" + json.dumps({"reasoning": "r", "subtasks": [], "action": action})
     # IoU = 5000 / 15000 = 1/3 -> 0.1 + 0.9 * (1/3) / 0.7 = 0.528571
     assert score(reward, [text], [[gt]]).scores == pytest.approx([0.1 + 0.9 / 3 / 0.7])
+
+
+def test_paper_boundaries_point_on_edge_iou_at_tau_and_format_gate():
+    # paper: R_point = 1[(x, y) in B_gt] (closed box: the edge x = 100 of (100, 100, 300, 200) counts);
+    # R_bbox = 1 if IoU >= tau: pred (0, 0, 10, 7) in gt (0, 0, 10, 10) -> IoU 70 / 100 = 0.7 = tau -> 1
+    assert box_reward((0, 0, 10, 7), (0, 0, 10, 10), tau=0.7) == 1.0
+    reward = make_reward("infigui_point", fmt="qwen_mobile_use")
+    edge = {"action": "click", "coordinate": [100, 150]}
+    # R_acc only when R_format = 1: an empty <think> scores 0 even on a hit (0.1 * 0 + 0.9 * 0)
+    out = score(reward, [mobile(edge), mobile(edge, think=" ")], [[CLICK_GT]] * 2)
+    assert out.scores == pytest.approx([1.0, 0.0])

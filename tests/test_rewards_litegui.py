@@ -183,3 +183,36 @@ def test_unsized_output_frame_is_refused_up_front():
     reward = make_reward("litegui_ms")
     with pytest.raises(ValueError, match="output_frame"):
         reward(["garbage"], valid_actions=[[CLICK_GT]], output_frame=[Frame(kind="resized")])
+
+
+def test_phi_gui_drag_scores_start_point_only():
+    # DRAG gt box BOX, end (900, 900); predicted start at the centre, end far away (10, 10):
+    # only the start is scored -> (1 * 1 + 1 * 1) / 2 = 1.0
+    gt = Action(type="drag", box=BOX, end_point=(900, 900), frame=SCREEN)
+    pred = Action(type="drag", point=(200, 150), end_point=(10, 10), frame=SCREEN)
+    assert phi_gui(pred, gt, SCREEN) == 1.0
+
+
+class FixedScoreJudge:
+    """Answers one fixed score for every plan (a stand-in for a judge whose answer is known)."""
+
+    def __init__(self, score: float) -> None:
+        self.score = score
+
+    def __call__(self, request: JudgeRequest) -> JudgeResult:
+        return JudgeResult(verdict={"score": self.score}, raw=json.dumps({"score": self.score}))
+
+
+def test_dual_level_paper_form_keeps_off_grid_judge_score():
+    # paper eq. 14 with lambda_sub = 0.5: R = R_ms + 0.5 R_sub (w_gui 1, w_subtask 0.5, w_format 0)
+    # click at (275, 150): R_ms = 0.875; judge 0.85 (A.3's example, not on the 5-value grid) is used as given
+    # R = 0.875 + 0.5 * 0.85 = 1.3
+    reward = make_reward("litegui_md", judge=FixedScoreJudge(0.85), w_gui=1.0, w_subtask=0.5, w_format=0.0)
+    out = reward.score(
+        [litegui_output({"type": "CLICK", "position": [275, 150]})],
+        valid_actions=[[CLICK_GT]],
+        output_frame=[SCREEN],
+        instruction=["open settings"],
+    )
+    assert out.scores == pytest.approx([1.3])
+    assert reward.score_range == (0.0, 1.5)

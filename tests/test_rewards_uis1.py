@@ -64,3 +64,47 @@ def test_step_reward_with_distance_and_ccpo_reward():
     typed = Action(type="type", text="hello")
     assert ccpo([act({"action": "type", "text": "hello"})], valid_actions=[[typed]], output_frame=[SCREEN]) == [1.0]
     assert ccpo([act({"action": "type", "text": "bye"})], valid_actions=[[typed]], output_frame=[SCREEN]) == [0.0]
+
+
+def test_require_think_needs_a_non_empty_block_as_uis1_code():
+    # UI-S1 code: format = 1 iff think_str.strip() is non-empty
+    # "<think> </think>" -> r_fmt 0: 0.1 * 0 + 0.9 * 1.0 = 0.9; "<think>tap</think>" -> 1.0
+    reward = make_reward("uis1_step", require_think=True)
+    action = json.dumps({"action": "click", "coordinate": [210, 150]})
+    empty = "<think> </think><action>\n" + action + "\n</action>"
+    full = act({"action": "click", "coordinate": [210, 150]})
+    out = reward.score([empty, full], valid_actions=[[GT]] * 2, output_frame=[SCREEN] * 2)
+    assert out.scores == pytest.approx([0.9, 1.0])
+
+
+def test_code_match_variant_by_hand():
+    # unit frame on a 1000 x 1000 screen
+    box_gt = Action(type="click", box=(100, 100, 200, 200), point=(150, 150), frame=SCREEN)
+    # (205, 150) -> (0.205, 0.15): outside the box [0.1, 0.2] (strict: type only, 0.5);
+    # box x1.2 about centre 0.15: half-width 0.06 -> [0.09, 0.21] contains 0.205 (code: 1.0)
+    near = Action(type="click", point=(205, 150), frame=SCREEN)
+    assert uis1_action_score(near, box_gt) == 0.5
+    assert uis1_action_score(near, box_gt, match="code") == 1.0
+    # (230, 150): 0.23 > 0.21, and 0.08 from the point > 0.04 -> 0.5 either way
+    assert uis1_action_score(Action(type="click", point=(230, 150), frame=SCREEN), box_gt, match="code") == 0.5
+    # small box [0.1, 0.12], point (0.11, 0.11); pred (0.14, 0.11): enlarged box [0.098, 0.122] misses,
+    # but the point is 0.03 <= 0.04 away -> code 1.0 (strict checks the box only -> 0.5)
+    small = Action(type="click", box=(100, 100, 120, 120), point=(110, 110), frame=SCREEN)
+    pred = Action(type="click", point=(140, 110), frame=SCREEN)
+    assert (uis1_action_score(pred, small), uis1_action_score(pred, small, match="code")) == (0.5, 1.0)
+    # text: "hello" is a substring of "hello world" (code) but not equal (strict)
+    typed = Action(type="type", text="Hello World")
+    assert uis1_action_score(Action(type="type", text="hello"), typed, match="code") == 1.0
+    assert uis1_action_score(Action(type="type", text="hello"), typed) == 0.5
+    assert uis1_action_score(Action(type="type", text="bye"), typed, match="code") == 0.5
+    # terminate: the code checks the type only
+    done = Action(type="terminate", status="success")
+    assert uis1_action_score(Action(type="terminate", status="failure"), done, match="code") == 1.0
+    assert uis1_action_score(Action(type="terminate", status="failure"), done) == 0.5
+    # swipe by direction only: finger (500, 300) -> (500, 700) moves down = content "up"
+    swipe_gt = Action(type="swipe", direction="up", point=(100, 100), frame=SCREEN)
+    finger_down = Action(type="swipe", point=(500, 300), end_point=(500, 700), frame=SCREEN)
+    assert uis1_action_score(finger_down, swipe_gt, match="code") == 1.0
+    assert uis1_action_score(Action(type="swipe", direction="down"), swipe_gt, match="code") == 0.5
+    with pytest.raises(ValueError, match="match"):
+        uis1_action_score(near, box_gt, match="loose")

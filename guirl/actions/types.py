@@ -53,6 +53,8 @@ class ActionType(str, Enum):
 
 
 Direction = Literal["up", "down", "left", "right"]
+#: the opposite direction (finger movement <-> content movement on touch screens)
+OPPOSITE_DIRECTION: dict[str, Direction] = {"up": "down", "down": "up", "left": "right", "right": "left"}
 Status = Literal["success", "failure"]
 
 #: Actions that need a point (or a box) to be executable.

@@ -11,7 +11,8 @@ group ``g``. Every estimator returns ``(advantages, metrics)``.
 - ``sngs``: GRPO, then negative advantages scaled by
   ``lambda_g = clamp(lambda_0 + kappa * mean_g R, 0, 1)`` (GUI-Libra, METHODS.md 4).
 - ``semi_online``: UI-S1 / CCPO step + episode advantage over ``[N, S]``
-  step rewards (METHODS.md 5).
+  step rewards (METHODS.md 5; the UI-S1 authors' code variant through
+  ``episode_signal``, ``step_signal``, ``reset`` and ``scale_by_std``).
 :func:`broadcast_to_tokens` spreads trajectory- or step-level values over tokens.
 """
 
@@ -108,31 +109,45 @@ def sngs_advantage(
     return scaled.reshape(-1), metrics
 
 
-def _masked_group_normalise(values: Tensor, mask: Tensor, group_size: int, epsilon: float) -> Tensor:
-    """Normalise ``values`` [N, S] over the G rollouts of each group, separately per column, under ``mask``."""
+def _masked_group_normalise(
+    values: Tensor, mask: Tensor, group_size: int, epsilon: float, scale_by_std: bool = True
+) -> Tensor:
+    """Normalise ``values`` [N, S] over the G rollouts of each group, separately per column, under ``mask``
+    (``scale_by_std=False``: centre only, UI-S1 code's ``mean_norm``)."""
     n, s = values.shape
-    v = values.view(-1, group_size, s)
-    m = mask.view(-1, group_size, s).to(values.dtype)
+    v = values.reshape(-1, group_size, s)
+    m = mask.reshape(-1, group_size, s).to(values.dtype)
     count = m.sum(dim=1, keepdim=True)  # [B, 1, S]
     mean = (v * m).sum(dim=1, keepdim=True) / count.clamp(min=1.0)
+    if not scale_by_std:
+        return ((v - mean) * m).reshape(n, s)
     var = (((v - mean) * m) ** 2).sum(dim=1, keepdim=True) / (count - 1).clamp(min=1.0)
     std = torch.where(count > 1, var.sqrt(), torch.zeros_like(var))
-    return (_safe_divide(v - mean, std + epsilon) * m).view(n, s)
+    return (_safe_divide(v - mean, std + epsilon) * m).reshape(n, s)
 
 
-def discounted_returns(rewards: Tensor, step_mask: Tensor, matched: Tensor, gamma: float) -> Tensor:
-    """``G_t = r_t + gamma * matched_t * G_{t+1}`` [N, S]: discounted return that stops at a mismatch.
+def discounted_returns(
+    rewards: Tensor, step_mask: Tensor, matched: Tensor, gamma: float, reset: str = "after"
+) -> Tensor:
+    """Discounted return [N, S] that stops at a mismatch (UI-S1's "reset at the first mismatch").
 
-    A mismatched step keeps its own reward but nothing after it flows back
-    past it (UI-S1's "reset at the first mismatch"). Padded steps are 0.
+    ``reset='after'`` (default, METHODS.md 5): ``G_t = r_t + gamma * matched_t * G_{t+1}``; a
+    mismatched step keeps its own reward, which still flows back to the steps before it, but
+    nothing after it flows back past it.
+    ``reset='before'`` (UI-S1 code, ``compute_step_discounted_returns`` in X-PLUG/MobileAgent
+    ``UI-S1/uis1/core_uis1.py``): a mismatched step's return is its own reward and the running
+    return is zeroed there, so neither it nor anything after it reaches the earlier steps.
+    Padded steps are 0.
     """
+    if reset not in ("after", "before"):
+        raise ValueError(f"unknown reset {reset!r}; valid: ['after', 'before']")
     m = step_mask.to(rewards.dtype)
     cont = matched.to(rewards.dtype) * m
     out = torch.zeros_like(rewards)
     running = torch.zeros_like(rewards[:, 0])
     for t in range(rewards.shape[1] - 1, -1, -1):
-        running = rewards[:, t] * m[:, t] + gamma * cont[:, t] * running
-        out[:, t] = running
+        out[:, t] = rewards[:, t] * m[:, t] + gamma * cont[:, t] * running
+        running = out[:, t] * cont[:, t] if reset == "before" else out[:, t]
     return out
 
 
@@ -147,6 +162,9 @@ def semi_online_advantage(
     episode_weight: float = 1.0,
     step_weight: float = 1.0,
     step_signal: str = "reward",
+    episode_signal: str = "return",
+    reset: str = "after",
+    scale_by_std: bool = True,
     epsilon: float = 1e-6,
 ) -> tuple[Tensor, dict[str, float]]:
     """Semi-online RL advantage (UI-S1; CCPO, METHODS.md 5), ``[N, S]`` from step rewards ``[N, S]``.
@@ -154,30 +172,47 @@ def semi_online_advantage(
     ``N = B*G`` rollouts of ``S`` steps over the same offline trajectory
     (step ``t`` of every rollout in a group faces the same expert state).
 
-    - episode level: ``G_0`` = discounted return from the first step
-      (``gamma``), stopping at the first mismatch, normalised over the group
-      and broadcast to every step of the rollout;
+    - episode level (``episode_signal='return'``, METHODS.md): ``G_0`` = discounted
+      return from the first step (``gamma``), stopping at the first mismatch
+      (``reset``, see :func:`discounted_returns`), normalised over the group and
+      broadcast to every step of the rollout;
     - step level: ``r_t`` (``step_signal='reward'``, METHODS.md) or the
       discounted return ``G_t`` (``'return'``), normalised over the group
       rollouts that reached step ``t``.
 
     ``A = episode_weight * A_episode + step_weight * A_step`` (0 on padding).
-    Departure: the exact episode/step split is our reading of METHODS.md 5
-    (the UI-S1 paper is not among the seeds); both signals are options.
+
+    METHODS.md: episode = normalised discounted return, step = normalised reward /
+    UI-S1 code (X-PLUG/MobileAgent ``UI-S1/uis1/core_uis1.py``,
+    ``compute_uis1_outcome_advantage``): episode = each step's own reward ``r_t``
+    normalised over *all* steps of all G rollouts of the group
+    (``episode_signal='reward'``), step = ``G_t`` normalised per step
+    (``step_signal='return'``), returns with ``reset='before'``; normalisation
+    ``mean_norm`` (centre only, ``scale_by_std=False``, config default) or
+    ``mean_std_norm`` (``train_example.sh``). The UI-S1 paper is not among the seeds.
     """
     if rewards.shape != step_mask.shape or rewards.shape != matched.shape or rewards.dim() != 2:
         raise ValueError("rewards, step_mask and matched must all be [N, S]")
-    returns = discounted_returns(rewards, step_mask, matched, gamma)  # [N, S]
-    first = returns[:, :1]  # [N, 1]
-    has_step = step_mask[:, :1]
-    a_episode = _masked_group_normalise(first, has_step, group_size, epsilon)  # [N, 1]
+    returns = discounted_returns(rewards, step_mask, matched, gamma, reset)  # [N, S]
+    if episode_signal == "return":
+        first = returns[:, :1]  # [N, 1]
+        a_episode = _masked_group_normalise(first, step_mask[:, :1], group_size, epsilon, scale_by_std)  # [N, 1]
+    elif episode_signal == "reward":
+        s = rewards.shape[1]  # pool the G*S steps of a group into one column
+        pooled = _masked_group_normalise(
+            rewards.reshape(-1, 1), step_mask.reshape(-1, 1), group_size * s, epsilon, scale_by_std
+        )
+        a_episode = pooled.reshape(rewards.shape)  # [N, S]
+        first = returns[:, :1]
+    else:
+        raise ValueError(f"unknown episode_signal {episode_signal!r}; valid: ['return', 'reward']")
     if step_signal == "reward":
         signal = rewards
     elif step_signal == "return":
         signal = returns
     else:
         raise ValueError(f"unknown step_signal {step_signal!r}; valid: ['reward', 'return']")
-    a_step = _masked_group_normalise(signal, step_mask, group_size, epsilon)  # [N, S]
+    a_step = _masked_group_normalise(signal, step_mask, group_size, epsilon, scale_by_std)  # [N, S]
     adv = (episode_weight * a_episode + step_weight * a_step) * step_mask.to(rewards.dtype)
     metrics = {
         "advantages/episode_mean_abs": float(a_episode.abs().mean()),

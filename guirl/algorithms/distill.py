@@ -5,16 +5,23 @@ teacher scoring the student's own samples. Three forms:
 
 - :func:`reverse_kl_sampled_token`: per sampled token
   ``log pi_theta(y_j) - log pi_T(y_j)`` (LiteGUI eq. 12). Its value is a
-  one-sample estimate of the reverse KL; its gradient is the score-function
-  (REINFORCE) gradient ``(1 + d_j) grad log pi_theta(y_j)`` with
-  ``d_j = log pi_theta - log pi_T`` detached. Departure from differentiating
-  eq. 12 literally: that would give only ``grad log pi_theta``, whose
-  expectation under on-policy samples is zero.
+  one-sample estimate of the reverse KL; its gradient is the per-token
+  score-function estimate ``(1 + d_j) grad log pi_theta(y_j)`` with
+  ``d_j = log pi_theta - log pi_T`` detached (the per-token "advantage"
+  ``-d_j`` of on-policy distillation, discount 0: the effect of ``y_j`` on
+  later tokens' terms is ignored). Departure from differentiating eq. 12
+  literally: that would give only ``grad log pi_theta``, whose expectation
+  under on-policy samples is zero. Eq. 12 sums over a sequence's tokens:
+  ``loss_agg_mode='seq-mean-token-sum'`` gives that form; the default
+  ``token-mean`` is the token average of LiteGUI A.5.
 - :func:`reverse_kl_full_vocab`: exact ``sum_v p_theta(v) (log p_theta(v) - log p_T(v))``
   per position (the GKD objective of LiteGUI A.5).
-- :func:`reverse_kl_topk_tail`: the same over the student's top-k tokens plus
-  one "tail" bucket holding the remaining mass (ComputerSD's code, k=50):
-  memory O(k) per position instead of O(V) for the teacher side.
+- :func:`reverse_kl_topk_tail`: the same over the teacher's top-k tokens plus
+  one "tail" bucket holding the remaining mass (ComputerSD's code,
+  ``online-rl/reward/opd_topk_loss.py``, k=50, the teacher's top-k as served
+  by the rollout engine); ``topk_from='student'`` takes the student's top-k
+  instead (our option). Either way the teacher side needs O(k) memory per
+  position instead of O(V).
 
 The teacher is always detached. All return ``(loss, metrics)`` aggregated
 with :func:`aggregate_loss` over the completion mask.
@@ -75,19 +82,27 @@ def reverse_kl_full_vocab(
     return loss, {"distill/reverse_kl": float(masked_mean(per_token.detach(), mask))}
 
 
-def topk_tail_reverse_kl_per_token(student_logits: Tensor, teacher_logits: Tensor, k: int = 50) -> Tensor:
-    """Reverse KL [B, T] over the student's top-``k`` tokens plus one tail bucket.
+TOPK_SOURCES = ("teacher", "student")
 
-    Buckets: the ``k`` most likely student tokens, and "everything else" with
-    probability ``1 - sum(top-k)`` under each model. Equals the full KL when
-    ``k >= V`` and lower-bounds it otherwise (the log-sum inequality).
+
+def topk_tail_reverse_kl_per_token(
+    student_logits: Tensor, teacher_logits: Tensor, k: int = 50, topk_from: str = "teacher"
+) -> Tensor:
+    """Reverse KL [B, T] over the top-``k`` tokens plus one tail bucket.
+
+    Buckets: the ``k`` most likely tokens of the teacher (``topk_from='teacher'``,
+    ComputerSD's code) or of the student (``'student'``), and "everything else"
+    with probability ``1 - sum(top-k)`` under each model. Equals the full KL
+    when ``k >= V`` and lower-bounds it otherwise (the log-sum inequality).
     """
+    if topk_from not in TOPK_SOURCES:
+        raise ValueError(f"unknown topk_from {topk_from!r}; valid sources: {list(TOPK_SOURCES)}")
     vocab = student_logits.shape[-1]
     k = min(k, vocab)
     log_p = F.log_softmax(student_logits.float(), dim=-1)
     log_q = F.log_softmax(teacher_logits.detach().float(), dim=-1)
-    top_log_p, idx = log_p.topk(k, dim=-1)  # [B, T, k]
-    top_log_q = log_q.gather(-1, idx)
+    idx = (log_q if topk_from == "teacher" else log_p.detach()).topk(k, dim=-1).indices  # [B, T, k]
+    top_log_p, top_log_q = log_p.gather(-1, idx), log_q.gather(-1, idx)
     head = (top_log_p.exp() * (top_log_p - top_log_q)).sum(-1)  # [B, T]
     if k == vocab:
         return head
@@ -103,11 +118,12 @@ def reverse_kl_topk_tail(
     mask: Tensor,
     *,
     k: int = 50,
+    topk_from: str = "teacher",
     loss_agg_mode: str = "token-mean",
     num_tokens: float | Tensor | None = None,
     num_sequences: float | Tensor | None = None,
 ) -> tuple[Tensor, dict[str, float]]:
     """Top-k-plus-tail reverse KL from logits [B, T, V]; see :func:`topk_tail_reverse_kl_per_token`."""
-    per_token = topk_tail_reverse_kl_per_token(student_logits, teacher_logits, k)
+    per_token = topk_tail_reverse_kl_per_token(student_logits, teacher_logits, k, topk_from)
     loss = aggregate_loss(per_token, mask, loss_agg_mode, num_tokens=num_tokens, num_sequences=num_sequences)
     return loss, {"distill/reverse_kl_topk": float(masked_mean(per_token.detach(), mask))}

@@ -19,7 +19,17 @@ log-probs computed under ``torch.no_grad()`` for a frozen teacher);
 ``variant='code'`` is the authors' code: ``gate = sigmoid(beta * s * (q+ - logp.detach()))``,
 ``loss = s * gate * (q+ - logp)`` with ``q+`` and the gate detached.
 Gates for ablations: ``sigmoid`` (default), ``hard`` (``1[ell > 0]``),
-``reverse`` (``sigmoid(-beta * ell)``), ``none`` (1).
+``reverse`` (``sigmoid(-beta * ell)``), ``none`` (1), as the paper's Table 4
+and the code's ``gui_opd_hard_gate`` / ``gui_opd_gate_reverse`` /
+``gui_opd_gate`` switches. ``judge_direction=False`` is the code's
+``GUI_OPD_JUDGE_GATE=false`` (SEED's loss: ``s`` replaced by +1 on every
+step the analyzer scored; steps with ``s = 0`` stay masked).
+
+Authors' code: ZJU-REAL/ComputerSD ``online-rl/reward/opd_topk_loss.py``
+(sampled-token mode, the default there; beta 5, lambda 0.01 in
+``scripts/gui_qwen3vl_16gpu_async_grpo_opd.sh``). It averages tokens within
+each step and then over steps, i.e. ``loss_agg_mode='seq-mean-token-mean'``;
+guirl's default ``token-mean`` is the paper's ``E_{i,t,l}``.
 """
 
 from __future__ import annotations
@@ -55,6 +65,7 @@ def value_gated_opsd_loss(
     beta_gate: float = 5.0,
     gate: str = "sigmoid",
     variant: str = "paper",
+    judge_direction: bool = True,
     loss_agg_mode: str = "token-mean",
     num_tokens: float | Tensor | None = None,
     num_sequences: float | Tensor | None = None,
@@ -66,6 +77,7 @@ def value_gated_opsd_loss(
         privileged_logprobs: ``log pi(y_l | h+)`` [B, T] under the guidance context.
         step_values: ``s`` per step [B] (or per token [B, T]) in {-1, 0, +1}.
         mask: completion-token mask [B, T]; steps with ``s == 0`` are masked out.
+        judge_direction: False replaces ``s`` by +1 on scored steps (the code's SEED mode).
         num_tokens / num_sequences: global normalisers (see :func:`aggregate_loss`); count
             only tokens / steps with ``s != 0``.
     """
@@ -75,6 +87,8 @@ def value_gated_opsd_loss(
         step_values = step_values.unsqueeze(-1)  # [B, 1]
     s = step_values.to(student_logprobs.dtype)
     active = mask.to(student_logprobs.dtype) * (s != 0).to(student_logprobs.dtype)  # [B, T]
+    if not judge_direction:
+        s = (s != 0).to(s.dtype)  # SEED: every scored step pulls towards the privileged context
     if variant == "paper":
         ell = s * (privileged_logprobs - student_logprobs)
         g = _gate(ell, gate, beta_gate)
@@ -102,17 +116,32 @@ def gated_topk_kl_loss(
     *,
     k: int = 50,
     beta: float = 5.0,
+    gate: str = "sigmoid",
+    topk_from: str = "teacher",
+    step_values: Tensor | None = None,
     loss_agg_mode: str = "token-mean",
     num_tokens: float | Tensor | None = None,
+    num_sequences: float | Tensor | None = None,
 ) -> tuple[Tensor, dict[str, float]]:
-    """ComputerSD code option: top-k+tail reverse KL [B, T] weighted by ``sigmoid(beta * KL)`` (detached).
+    """ComputerSD code option (``gui_opd_loss_mode=topk``): top-k+tail reverse KL [B, T]
+    weighted by a detached gate of the KL itself, ``sigmoid(beta * KL)`` by default.
 
-    Logits [B, T, V]; the privileged (teacher) side is detached.
+    Logits [B, T, V]; the privileged (teacher) side is detached. As in the
+    code: the buckets are the teacher's top-``k`` (``topk_from``, see
+    :func:`topk_tail_reverse_kl_per_token`); ``gate`` takes the same ablations
+    as :func:`value_gated_opsd_loss` applied to ``KL`` (``hard``: ``1[KL > 0]``,
+    ``reverse``: ``sigmoid(-beta * KL)``, ``none``: 1); the step value does not
+    enter the loss, but steps with ``s == 0`` (``step_values`` [B] or [B, T],
+    optional) are masked out.
     """
-    kl = topk_tail_reverse_kl_per_token(student_logits, privileged_logits, k)  # [B, T]
-    weight = torch.sigmoid(beta * kl.detach())
-    loss = aggregate_loss(weight * kl, mask, loss_agg_mode, num_tokens=num_tokens)
+    kl = topk_tail_reverse_kl_per_token(student_logits, privileged_logits, k, topk_from)  # [B, T]
+    active = mask.to(kl.dtype)
+    if step_values is not None:
+        sv = step_values.unsqueeze(-1) if step_values.dim() == 1 else step_values
+        active = active * (sv != 0).to(kl.dtype)
+    weight = _gate(kl.detach(), gate, beta).detach()
+    loss = aggregate_loss(weight * kl, active, loss_agg_mode, num_tokens=num_tokens, num_sequences=num_sequences)
     return loss, {
-        "opsd/topk_kl": float(masked_mean(kl.detach(), mask)),
-        "opsd/topk_weight": float(masked_mean(weight, mask)),
+        "opsd/topk_kl": float(masked_mean(kl.detach(), active)),
+        "opsd/topk_weight": float(masked_mean(weight, active)),
     }

@@ -12,9 +12,17 @@ parsable action). Accuracy by task:
 - ``infigui_point`` (grounding to a point): ``1[(x, y) in B_gt]``;
 - ``infigui_box`` (grounding to a box): ``1 if IoU >= tau else IoU / tau``, tau = 0.7.
 
-Coordinates are compared in the unit frame. A ground-truth point without a
-box matches within ``point_tolerance`` (unit-frame distance, default 0.04:
-the public evaluation's ``0.04 * max(W, H)`` on a square screen).
+Coordinates are compared in the unit frame. In ``infigui_agent`` a
+ground-truth point without a box matches within ``point_tolerance``
+(unit-frame distance, default 0.04: the public evaluation's
+``0.04 * max(W, H)`` on a square screen).
+
+Audit against the paper (seeds/infigui_r1_zh.txt 3.2.1-3.2.2, implementation
+details): every constant and rule above matches it (point box closed, IoU
+``>= tau``). The authors' public repository (Reallm-Labs/InfiGUI-R1) holds only
+evaluation code (``eval/android_control``), no RL reward, so there is no
+"paper vs code" difference to record; its evaluation prompt asks for the
+sub-goal inside ``<step>`` tags, which the judge may use from the reasoning.
 """
 
 from __future__ import annotations

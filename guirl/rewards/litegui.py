@@ -103,7 +103,12 @@ def phi_gui(
     ``phi = (w_t m_type + 1[b*] w_p m_pos + 1[v*] w_v m_val) / (w_t + 1[b*] w_p + 1[v*] w_v)``.
     Positions are compared in ``screen`` (a sized screen-pixel frame; the
     200 px decay is in screen pixels). A ground-truth point without a box
-    is a zero-size box. ``v*`` is ``gt.text`` or ``gt.keys``.
+    is a zero-size box. ``v*`` is ``gt.text`` or ``gt.keys`` (an annotated
+    empty text counts as given). Choices where the paper is silent: the
+    predicted position is the action's point (a predicted box: its centre);
+    a DRAG is scored on its start point only (``end_point`` is not scored);
+    scroll direction is part of the type (SCROLL_UP / SCROLL_DOWN), not of
+    ``v*``; a prediction with no position against a ``b*`` scores ``m_pos = 0``.
     """
     if not pred:
         return 0.0
@@ -240,8 +245,12 @@ class FormatLengthReward(Reward):
 
     Length is in tokens (``completion_ids`` column, which TRL passes) when
     ``length_unit='tokens'``, in characters when ``'chars'``. Departure: the
-    paper names the reward but not its formula; this is DAPO's soft penalty
-    turned into a [0, 1] factor on a JSON schema check.
+    paper names the reward ("JSON-aware soft overlength penalty") but gives
+    neither its formula nor its lengths; this is DAPO's soft penalty turned
+    into a [0, 1] factor on a JSON schema check. ``max_length=1024`` and
+    ``cache_length=256`` (full score up to 768 tokens, linear to 0 at 1024)
+    are guirl's choice, not the paper's (DAPO itself used 20480 / 4096); set
+    ``max_length`` to the run's maximum completion length.
     """
 
     def __init__(

@@ -5,7 +5,10 @@ weights 0.60 / 0.30 / 0.10 (the paper's ``R_ms + lambda_sub R_sub`` is
 ``w_gui=1, w_subtask=lambda_sub, w_format=0``). ``R_sub`` comes from a frozen
 planning judge called through :class:`guirl.judges.Judge` with role
 ``"planning"``; it answers ``{"score": x}``, x in {0, 0.3, 0.5, 0.8, 1.0}.
-A judge answer that cannot be read (``ok=False``), a score outside [0, 1]
+The score is used as given, not snapped to that set (the paper's A.3
+example answer is ``{"score": 0.85}``; eq. 16 only says ``R_sub in [0, 1]``).
+``lambda_sub`` of eq. 14 is never given a value; the defaults are the A.6
+run config. A judge answer that cannot be read (``ok=False``), a score outside [0, 1]
 or a completion without a subtask list gives ``R_sub = 0`` (counted in the
 ``judge_failed`` component), never an exception.
 """

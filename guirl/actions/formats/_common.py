@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from guirl.actions.frames import Frame
-from guirl.actions.types import Action, ActionType, Direction, ParseFailure, Status
+from guirl.actions.types import OPPOSITE_DIRECTION, Action, ActionType, Direction, ParseFailure, Status
 
 #: Only this many characters of an output are scanned (real outputs are far shorter).
 MAX_SCAN_CHARS = 100_000
@@ -25,8 +25,6 @@ MAX_SCAN_CHARS = 100_000
 MAX_JSON_TRIES = 32
 #: Coordinates and amounts beyond this magnitude are rejected as garbage.
 MAX_MAGNITUDE = 1e7
-
-_OPPOSITE: dict[str, Direction] = {"up": "down", "down": "up", "left": "right", "right": "left"}
 
 
 def _reject_constant(name: str) -> float:
@@ -156,14 +154,14 @@ def normalize_status(value: Any) -> Status | None:
 
 
 def as_direction(value: Any) -> Direction | None:
-    if isinstance(value, str) and value.strip().lower() in _OPPOSITE:
+    if isinstance(value, str) and value.strip().lower() in OPPOSITE_DIRECTION:
         return value.strip().lower()  # type: ignore[return-value]
     return None
 
 
 def opposite(direction: Direction) -> Direction:
     """The opposite direction (finger direction <-> content direction on touch screens)."""
-    return _OPPOSITE[direction]
+    return OPPOSITE_DIRECTION[direction]
 
 
 # -- writing --------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
-from guirl.actions.types import Box
+from guirl.actions.types import OPPOSITE_DIRECTION, Box
 from guirl.data.io import DataError
 from guirl.data.schema import ImageRef
 
@@ -118,4 +118,4 @@ def direction_from_finger(start: tuple[float, float], end: tuple[float, float]) 
     return "right" if dx < 0 else "left"
 
 
-OPPOSITE = {"up": "down", "down": "up", "left": "right", "right": "left"}
+OPPOSITE = OPPOSITE_DIRECTION  # finger <-> content direction
