@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from guirl.trainers.checkpoint import CheckpointError, latest_valid_checkpoint, list_checkpoints, verify_checkpoint
 
@@ -18,7 +20,11 @@ SCRIPT = Path(__file__).parent / "scripts" / "train_mlp.py"
 
 
 def _run(out: Path, steps: int, pause: float = 0.0) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(SCRIPT), str(out), str(steps), str(pause)],
+    return _run_args(out, steps, str(pause))
+
+
+def _run_args(out: Path, steps: int, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(SCRIPT), str(out), str(steps), *args],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -66,3 +72,40 @@ def test_corrupt_checkpoint_is_detected_and_previous_kept(tmp_path):
     assert path == ckpts[0] and state["step"] == 3
     assert "corrupt" in messages[0] and "falling back" in messages[0]
     assert ckpts[-1].exists(), "a load never deletes what is on disk"
+
+
+def _torchrun(out: Path, steps: int, batch_size: int) -> subprocess.CompletedProcess:
+    """Two CPU processes (gloo), as `accelerate launch` / torchrun start them on GPUs."""
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           str(SCRIPT), str(out), str(steps), "0", str(batch_size), "0"]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+def test_two_processes_match_one_process_with_the_same_global_batch(tmp_path):
+    # one process: 2 micro-batches of 8 per step; two processes: 2 micro-batches of 4 each -> 16 samples per step
+    single, ddp = tmp_path / "single", tmp_path / "ddp"
+    assert _run_args(single, 12, "0", "8", "0").wait(timeout=240) == 0
+    done = _torchrun(ddp, 12, 4)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # the same samples, gradients averaged across processes, one scheduler step per optimiser step
+    reference, losses = _losses(single), _losses(ddp)
+    assert sorted(losses) == list(range(1, 13))  # logged once (main process), averaged over both
+    for step in range(1, 13):
+        assert losses[step] == pytest.approx(reference[step], rel=1e-5), step
+    rank0, rank1 = torch.load(ddp / "final_rank0.pt"), torch.load(ddp / "final_rank1.pt")
+    one = torch.load(single / "final_rank0.pt")
+    for name, weight in rank0.items():
+        assert torch.equal(weight, rank1[name])
+        assert torch.allclose(weight, one[name], atol=1e-5), name
+
+    # resume under two processes: drop the last checkpoint, rerun, and steps 10-12 come out the same
+    last = list_checkpoints(ddp)[-1]
+    assert last.name == "step_00000012"
+    shutil.rmtree(last)
+    (ddp / "losses.jsonl").write_text("")
+    done = _torchrun(ddp, 12, 4)
+    assert done.returncode == 0, done.stderr[-3000:]
+    resumed = _losses(ddp)
+    assert sorted(resumed) == [10, 11, 12]
+    for step in (10, 11, 12):
+        assert resumed[step] == pytest.approx(losses[step], abs=1e-9), step

@@ -39,6 +39,13 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     cfg = load_config(config_cls, args.config, args.overrides)
     result = entry(cfg)
+    from guirl.trainers.core import process_state
+
+    state = process_state()
+    state.wait_for_everyone()
+    state.destroy_process_group()  # a no-op when run as one process
+    if not state.is_main_process:
+        return 0
     print(f"trained {result['step']} steps; final model in {result['final_dir']}")
     for key, value in result.get("final_eval", {}).items():
         print(f"{key}: {value:.4f}")

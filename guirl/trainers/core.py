@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import torch
-from accelerate import Accelerator
+from accelerate import Accelerator, PartialState
 from accelerate.utils import set_seed
 from pydantic import BaseModel, Field
 from torch.utils.data import DataLoader, Sampler
@@ -105,16 +106,44 @@ def _lr_lambda(optim: OptimConfig, max_steps: int) -> Callable[[int], float]:
     return factor
 
 
+def _multi_cpu() -> bool:
+    """Several processes and no GPU: accelerate forms a (gloo) process group only
+    when told to use the CPU, so say so under torchrun / accelerate launch."""
+    return not torch.cuda.is_available() and int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def process_state() -> PartialState:
+    """This process among the training processes (rank 0 of 1 when run alone);
+    use it to write shared files once (``is_main_process``, ``main_process_first``)."""
+    return PartialState(cpu=_multi_cpu())
+
+
 def _make_accelerator(cfg: TrainerConfig) -> Accelerator:
     trackers = [t for t in cfg.report_to if t != "wandb" or _wandb_available()]
     # Accumulation is done by the loop itself (no loss rescaling by accelerate):
     # compute_loss returns micro-batch losses that sum to the step's loss.
     acc = Accelerator(
+        cpu=_multi_cpu(),
+        # the schedule counts optimiser steps of the global batch: one scheduler
+        # step per optimiser step, whatever the number of processes
+        step_scheduler_with_optimizer=False,
         mixed_precision=cfg.mixed_precision if torch.cuda.is_available() else "no",
         log_with=trackers or None,
         project_dir=cfg.output_dir,
     )
     return acc
+
+
+def _mean_over_processes(acc: Accelerator, metrics: dict[str, float]) -> dict[str, float]:
+    """Each metric averaged over the processes (every process computes the same keys).
+
+    Each process's loss is its share of the step normalised by its own
+    samples, so with equal shares the mean is the loss of the global batch."""
+    if acc.num_processes == 1:
+        return metrics
+    keys = sorted(metrics)
+    values = acc.reduce(torch.tensor([metrics[k] for k in keys], dtype=torch.float64, device=acc.device), "mean")
+    return dict(zip(keys, values.tolist(), strict=True))
 
 
 def _wandb_available() -> bool:
@@ -150,6 +179,12 @@ def train(
     micro-batches of this optimiser step, e.g. for the global token count of
     ``guirl.algorithms.aggregate_loss``), so micro-batch losses and gradients
     sum to those of the full batch, whatever the micro-batch size.
+
+    Under ``torchrun`` / ``accelerate launch`` each process draws its own
+    micro-batches of ``cfg.batch_size`` (the global batch is ``batch_size x
+    grad_accum x processes``), gradients are averaged across processes, logged
+    metrics are averaged too, and ``evaluate`` / ``on_step`` run on the main
+    process only.
     """
     if cfg.num_threads:
         torch.set_num_threads(cfg.num_threads)
@@ -197,15 +232,17 @@ def train(
         if cfg.optim.max_grad_norm > 0:
             metrics_sum["train/grad_norm"] = float(acc.clip_grad_norm_(model.parameters(), cfg.optim.max_grad_norm))
         optimizer.step()
-        scheduler.step()
+        if not optimizer.step_was_skipped:  # fp16 overflow: the optimiser skipped this step
+            scheduler.step()
         optimizer.zero_grad()
         step += 1
         samples_since += per_step
         # micro-batch losses sum to the step's loss; other metrics are averaged
         logged = {k: (v if k in ("train/loss", "train/grad_norm") else v / cfg.grad_accum) for k, v in metrics_sum.items()}
+        logged = _mean_over_processes(acc, logged)
         logged["train/lr"] = scheduler.get_last_lr()[0]
         history.append({"step": step, "loss": logged["train/loss"]})
-        if on_step is not None:
+        if on_step is not None and acc.is_main_process:
             on_step(step, logged)
         if step % cfg.log_every == 0 or step == cfg.max_steps:
             elapsed = time.perf_counter() - t0
@@ -215,15 +252,18 @@ def train(
             bar.set_postfix(loss=f"{logged['train/loss']:.4f}", sps=f"{logged['perf/samples_per_s']:.1f}")
         bar.update(1)
         if evaluate is not None and cfg.eval_every and step % cfg.eval_every == 0:
-            model.eval()
-            with torch.no_grad():
-                scores = evaluate(acc.unwrap_model(model), step)
-            model.train()
-            acc.log(scores, step=step)
-            history[-1].update(scores)
-            acc.print(f"step {step}: " + ", ".join(f"{k}={v:.4f}" for k, v in scores.items()))
+            if acc.is_main_process:  # the others wait at the barrier below
+                model.eval()
+                with torch.no_grad():
+                    scores = evaluate(acc.unwrap_model(model), step)
+                model.train()
+                acc.log(scores, step=step)
+                history[-1].update(scores)
+                acc.print(f"step {step}: " + ", ".join(f"{k}={v:.4f}" for k, v in scores.items()))
+            acc.wait_for_everyone()
         if (cfg.save_every and step % cfg.save_every == 0) or step == cfg.max_steps:
             save_checkpoint(acc, cfg.output_dir, step, {"history": history}, keep_last=cfg.keep_last)
     bar.close()
-    acc.end_training()
+    for tracker in acc.trackers:  # not acc.end_training(): the process group lives on for the caller
+        tracker.finish()          # (final save, the next curriculum stage) until the process ends
     return {"step": step, "history": history, "model": acc.unwrap_model(model)}

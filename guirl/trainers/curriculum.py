@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field
 
 from guirl.actions import Action, ActionType, Frame
 from guirl.data import Episode, ImageRef, Step, read_episodes, write_episodes
-from guirl.trainers.core import OptimConfig
+from guirl.trainers.core import OptimConfig, process_state
 from guirl.trainers.sft import SFTConfig, heldout_step_metrics, train_sft
 
 LOCATE_WORDS = ("OK", "Save", "Open", "Send", "Next", "Back", "Help", "Close", "Cancel", "Apply", "Search", "Export")
@@ -156,16 +156,22 @@ def train_curriculum(cfg: CurriculumConfig) -> dict:
     out = Path(cfg.output_dir)
     start = time.perf_counter()
     model = out / "init"
-    if not (model / "config.json").is_file():
-        build_model_dir(cfg.arch, model, size=cfg.size, seed=cfg.seed)
-    eval_data = str(_sim_sets(out / "data" / "sim", cfg) / "grounding" / "test_seed.jsonl")
+    state = process_state()
+    with state.main_process_first():  # the main process builds and generates; the others then find the files
+        if not (model / "config.json").is_file():
+            build_model_dir(cfg.arch, model, size=cfg.size, seed=cfg.seed)
+        eval_data = str(_sim_sets(out / "data" / "sim", cfg) / "grounding" / "test_seed.jsonl")
     history = {}
     for stage in cfg.stages:
         final = out / stage.name / "final"
         if not (final / "guirl_prompt.json").is_file():
-            result = train_sft(_sft_config(cfg, stage, str(model), eval_data))
+            with state.main_process_first():
+                stage_cfg = _sft_config(cfg, stage, str(model), eval_data)
+            result = train_sft(stage_cfg)
             history[stage.name] = result["history"]
         model = final
+    if not state.is_main_process:
+        return {"step": sum(s.max_steps for s in cfg.stages), "final_dir": out / "final"}
     shutil.copytree(model, out / "final", dirs_exist_ok=True)
     summary = {
         "scores": evaluate_base_agent(out / "final", out / "data" / "sim", seed=cfg.seed),

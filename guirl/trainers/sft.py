@@ -245,7 +245,7 @@ def heldout_step_metrics(policy, steps: list[tuple[Episode, Step, Path]], cfg: S
 def train_sft(cfg: SFTConfig) -> dict[str, Any]:
     """Run SFT / ASFT as configured; saves the final model to ``output_dir/final``."""
     from guirl.models.load import default_lora_config, load_policy
-    from guirl.trainers.core import train
+    from guirl.trainers.core import process_state, train
 
     if not cfg.train_data:
         raise ValueError("train_data is empty: pass episodes .jsonl files (train_data=[path, ...])")
@@ -273,10 +273,13 @@ def train_sft(cfg: SFTConfig) -> dict[str, Any]:
     model = result["model"]
     if lora is not None:
         model = model.merge_and_unload()  # a plain checkpoint that loads without peft
-    model.save_pretrained(final)
-    policy.processor.save_pretrained(final)
-    policy.prompt.save(final)
-    if evaluate is not None:
+    state = process_state()
+    if state.is_main_process:  # one writer; the other processes wait for the files
+        model.save_pretrained(final)
+        policy.processor.save_pretrained(final)
+        policy.prompt.save(final)
+    state.wait_for_everyone()
+    if evaluate is not None and state.is_main_process:
         policy.model = model
         result["final_eval"] = heldout_step_metrics(policy, held, cfg)
     result["final_dir"] = final
