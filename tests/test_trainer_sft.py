@@ -10,7 +10,15 @@ from guirl.data import Episode, ImageRef, Step, write_episodes
 from guirl.models.build import build_model_dir
 from guirl.models.load import load_policy
 from guirl.trainers.core import OptimConfig
-from guirl.trainers.sft import SFTCollator, SFTConfig, action_spans, build_examples, train_sft
+from guirl.trainers.sft import (
+    SFTCollator,
+    SFTConfig,
+    action_spans,
+    build_examples,
+    enable_gradient_checkpointing,
+    sft_loss,
+    train_sft,
+)
 
 
 def _dataset(root, n=8):
@@ -66,3 +74,28 @@ def test_a_few_steps_lower_the_loss_and_change_every_parameter(tmp_path):
     after = load_policy(result["final_dir"]).model.state_dict()
     unchanged = [k for k, v in before.items() if torch.equal(v, after[k])]
     assert unchanged == [], unchanged
+
+
+def test_gradient_checkpointing_gives_the_same_loss_and_gradients(tmp_path):
+    data = _dataset(tmp_path)
+    model_dir = build_model_dir("qwen3_vl", tmp_path / "model", seed=0)
+    cfg = SFTConfig(model=str(model_dir), train_data=[str(data)], alpha_grounding=4.0)
+    results = []
+    for checkpointing in (False, True):
+        policy = load_policy(model_dir)
+        policy.model.requires_grad_(True)
+        policy.model.train()
+        if checkpointing:
+            enable_gradient_checkpointing(policy.model)
+        batch = SFTCollator(policy.processor, policy.frame_for, cfg)(build_examples(cfg.train_data, cfg, seed=0)[:2])
+        loss, _ = sft_loss(policy.model, batch, [batch])
+        loss.backward()
+        grads = {n: p.grad.clone() for n, p in policy.model.named_parameters() if p.grad is not None}
+        on = any(getattr(m, "gradient_checkpointing", False) for m in policy.model.modules())
+        results.append((float(loss.detach()), grads, on))
+    (plain_loss, plain_grads, off), (ckpt_loss, ckpt_grads, on) = results
+    assert not off and on
+    assert ckpt_loss == plain_loss
+    assert plain_grads.keys() == ckpt_grads.keys() and len(plain_grads) > 50
+    for name, grad in plain_grads.items():
+        assert torch.allclose(grad, ckpt_grads[name], atol=1e-6), name
