@@ -50,3 +50,21 @@ def test_oracle_over_a_pool_and_online_eval(tmp_path):
     # Wilson 95% interval for 3/3: low = 3/(3 + 1.96^2) = 3/6.84 = 0.4385, high = 1
     assert row.ci_low == pytest.approx(0.4385, abs=1e-4) and row.ci_high == 1.0
     assert (tmp_path / "summary.json").is_file()
+
+
+def test_task_chosen_by_the_env_is_recorded_and_summarised(tmp_path):
+    from guirl.eval.online import summarize
+    from guirl.rollout import EpisodeSpec
+
+    env = make_env("sim", domain="web")
+    with TrajectoryRecorder(tmp_path, source="env:sim") as recorder:
+        runner = EpisodeRunner(oracle_policy, max_steps=30, on_episode=recorder.record)
+        rollouts = runner.run_many(env, [EpisodeSpec(task=None, seed=s) for s in range(4)])
+    env.close()
+    # no task asked for: the world picks a web family per seed and says which at reset
+    played = [r.task for r in rollouts]
+    assert all(t is not None and t.startswith("web.") for t in played), played
+    assert [e.task for e in read_episodes(tmp_path / "episodes.jsonl")] == played
+    rows = summarize(rollouts)
+    assert sorted(r.task for r in rows) == sorted(set(played))
+    assert sum(r.episodes for r in rows) == 4 and all(r.success_rate == 1.0 for r in rows)

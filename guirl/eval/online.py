@@ -61,7 +61,7 @@ def summarize(rollouts: Sequence[Rollout], confidence: float = 0.95) -> list[Tas
     """Per-task success rate with a Wilson interval, mean steps and crash count (task order kept)."""
     by_task: dict[str, list[Rollout]] = {}
     for rollout in rollouts:
-        by_task.setdefault(str(rollout.spec.task), []).append(rollout)
+        by_task.setdefault(rollout.task or "(not reported)", []).append(rollout)
     rows = []
     for task, group in by_task.items():
         successes = sum(r.success for r in group)

@@ -58,7 +58,7 @@ class TrajectoryRecorder:
             steps=steps,
             source=self.source,
             platform=self.platform,
-            task=spec.task,
+            task=rollout.task,
             success=rollout.success,
             failure_reason=rollout.failure_reason,
             extra={

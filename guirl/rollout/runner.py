@@ -70,6 +70,8 @@ class Rollout:
     final_observation: Observation | None = None
     timings: dict[str, float] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the task played: ``spec.task``, or the one the environment chose and reported at reset
+    task: str | None = None
 
 
 class EpisodeState:
@@ -87,6 +89,8 @@ class EpisodeState:
 
     def begin(self, observation: Observation, reset_s: float) -> None:
         self.observation, self.reset_s = observation, reset_s
+        if self.episode_info.get("task") is None and observation.info.get("task") is not None:
+            self.episode_info["task"] = str(observation.info["task"])  # the environment chose it
 
     def decide(self) -> Action | None:
         """Call the policy; returns the action to execute, or None (unparsable output: a no-op step)."""
@@ -158,6 +162,7 @@ class EpisodeState:
             final_observation=self.observation,
             timings={"reset": self.reset_s, "episode": time.perf_counter() - self.started},
             extra={"crashed": crashed, **{k: v for k, v in self.episode_info.items() if k == "worker"}},
+            task=self.episode_info.get("task"),
         )
         return True
 
