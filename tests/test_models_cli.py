@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from models_fixtures import tiny_model_dir
 from PIL import Image
 from transformers import AutoModelForImageTextToText, AutoProcessor
@@ -21,6 +23,10 @@ def test_init_model_writes_a_loadable_directory(tmp_path, capsys):
     processor = AutoProcessor.from_pretrained(tmp_path, local_files_only=True)
     model = AutoModelForImageTextToText.from_pretrained(tmp_path, local_files_only=True)
     assert model.config.model_type == "qwen2_5_vl" and processor.image_processor.patch_size == 14
+    # the directory now holds a model: building over it is refused unless asked for
+    with pytest.raises(SystemExit, match=r"already holds a model \(config.json\).*--overwrite"):
+        main(["init-model", "--out", str(tmp_path)])
+    assert main(["init-model", "--out", str(tmp_path), "--overwrite"]) == 0
 
 
 def test_every_argument_has_help():

@@ -61,6 +61,12 @@ def test_oracle_teacher_cli(sim, tmp_path, capsys):
     examples = build_examples(cfg.train_data, cfg, seed=0)
     assert len(examples) == n_steps  # direct_fraction 0: no direct-action copies
     assert all(target_text(ex, cfg.format, ex.target.frame).startswith("<think>") for ex in examples)
+    # a rerun into the same directory is refused unless --overwrite says to replace it
+    argv = ("--episodes", str(sim), "--out", str(out), "--teacher", "oracle", "--seed", "1")
+    with pytest.raises(SystemExit, match=r"already holds a reasoning dataset .*--overwrite"):
+        _run(*argv)
+    assert _run(*argv, "--overwrite") == 0
+    assert [e.model_dump() for e in read_episodes(out / "episodes.jsonl")] == [e.model_dump() for e in kept]
 
 
 def test_model_teacher_and_bottleneck_cli(sim, tmp_path):

@@ -71,17 +71,25 @@ def test_same_seed_same_files(dataset, tmp_path):
     assert _digest(tmp_path) == _digest(dataset)
 
 
+def small_argv(out):
+    return ["gen-data", "--out", str(out), "--domains", "web", "--tasks", "web.search_open", "--heldout-tasks", "",
+            "--train-per-task", "1", "--test-per-task", "1", "--grounding-train", "1", "--grounding-test", "1"]
+
+
 def test_cli_writes_a_dataset(tmp_path, capsys):
     from guirl.commands import gen_data
 
     parser = argparse.ArgumentParser()
     gen_data.add_parser(parser.add_subparsers())
-    args = parser.parse_args(["gen-data", "--out", str(tmp_path), "--domains", "web", "--tasks", "web.search_open",
-                              "--heldout-tasks", "", "--train-per-task", "1", "--test-per-task", "1",
-                              "--grounding-train", "1", "--grounding-test", "1"])
+    args = parser.parse_args(small_argv(tmp_path))
     assert args.func(args) == 0
     assert "trajectories/train: 1 episodes" in capsys.readouterr().out
     assert len(read_episodes(tmp_path / "trajectories" / "train.jsonl")) == 1
+    # a second run into the same directory would replace the dataset: refused unless asked for
+    with pytest.raises(SystemExit, match=r"already holds a dataset \(manifest.json\).*--overwrite"):
+        args.func(args)
+    again = parser.parse_args([*small_argv(tmp_path), "--overwrite"])
+    assert again.func(again) == 0
     bad = parser.parse_args(["gen-data", "--out", str(tmp_path), "--domains", "tv"])
     with pytest.raises(SystemExit, match="domains"):
         bad.func(bad)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+from guirl.commands import add_overwrite_flag, refuse_to_overwrite
+
 
 def _names(text: str) -> tuple[str, ...]:
     return tuple(n.strip() for n in text.split(",") if n.strip())
@@ -36,6 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--recovery-prob", type=float, default=0.3,
                         help="chance that a training step also yields an error-escape / back-on-track pair")
     parser.add_argument("--seed", type=int, default=0, help="base seed (splits use disjoint seed ranges)")
+    add_overwrite_flag(parser, "dataset")
     parser.set_defaults(func=run)
 
 
@@ -52,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     for name in ("train_per_task", "test_per_task", "grounding_train", "grounding_test"):
         if getattr(args, name) < 0:
             raise SystemExit(f"--{name.replace('_', '-')} must be >= 0")
+    refuse_to_overwrite(args.out, ("manifest.json", "grounding", "trajectories"), "dataset", args.overwrite)
     config = DatasetConfig(out_dir=args.out, domains=domains, preset=args.preset,
                            tasks=_names(args.tasks) if args.tasks else None,
                            heldout_tasks=_names(args.heldout_tasks), train_per_task=args.train_per_task,

@@ -6,6 +6,8 @@ import argparse
 import os
 import time
 
+from guirl.commands import add_overwrite_flag, refuse_to_overwrite
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     from guirl.models.sizes import ARCHS, SIZES
@@ -27,6 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=64,
         help="most merged visual tokens per image (sets the processor's max_pixels; 64 = a 256x256 screenshot)",
     )
+    add_overwrite_flag(parser, "model")
     parser.set_defaults(func=run)
 
 
@@ -34,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from guirl.models.build import build_model_dir
 
+    refuse_to_overwrite(args.out, ("config.json", "model.safetensors"), "model", args.overwrite)
     start = time.perf_counter()
     out = build_model_dir(args.arch, args.out, size=args.size, seed=args.seed, max_visual_tokens=args.max_visual_tokens)
     print(f"built {args.size} {args.arch} (seed {args.seed}) in {out} in {time.perf_counter() - start:.1f}s")

@@ -15,6 +15,8 @@ import os
 import time
 from pathlib import Path
 
+from guirl.commands import add_overwrite_flag, refuse_to_overwrite
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -64,6 +66,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="stop after this many checked steps (bottleneck detection) and teacher steps")
     parser.add_argument("--device", default="cpu", help="device for models (cpu, cuda)")
     parser.add_argument("--seed", type=int, default=0, help="seed for sampling and oracle phrasing")
+    add_overwrite_flag(parser, "reasoning dataset")
     parser.set_defaults(func=run)
 
 
@@ -120,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
     except DataError as err:
         raise SystemExit(f"--episodes: {err}") from None
     root, out = Path(args.episodes).parent, Path(args.out)
+    refuse_to_overwrite(out, ("episodes.jsonl", "reasoning_manifest.json"), "reasoning dataset", args.overwrite)
     metrics: dict[str, float] = {}
     only = None
     if args.bottleneck_model:
