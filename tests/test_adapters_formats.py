@@ -251,3 +251,110 @@ def test_invalid_json_names_line(tmp_path):
     path.write_text('{"episode_id": 1}\n{not json\n')
     with pytest.raises(AdapterError, match=r"broken\.jsonl: line 2: not valid JSON"):
         load_public("androidcontrol", path)
+
+
+# -- fidelity to the published layouts (see each adapter's docstring for the reference) --------
+
+
+def test_screenspot_v2_release_layout_default_image_dir(tmp_path):
+    # OS-Copilot/ScreenSpot-v2: screenspot_mobile_v2.json next to screenspotv2_image/ (no image_dir given)
+    (tmp_path / "screenspotv2_image").mkdir()
+    src = FIX / "screenspot" / "screenspot_imgs" / "mobile_0.png"
+    (tmp_path / "screenspotv2_image" / "m.png").write_bytes(src.read_bytes())
+    rec = {"img_filename": "m.png", "bbox": [10, 38, 88, 16], "instruction": "open settings", "data_type": "text",
+           "data_source": "android"}
+    (ep,) = load_public("screenspot_v2", _write(tmp_path, "screenspot_mobile_v2.json", [rec]))
+    # platform from the file name; [x, y, w, h] = [10, 38, 88, 16] -> [10, 38, 98, 54]
+    assert ep.platform == "mobile" and ep.steps[0].valid_actions[0].box == (10, 38, 98, 54)
+    assert (ep.steps[0].screenshot.width, ep.steps[0].screenshot.height) == (108, 192)
+
+
+def test_screenspot_pro_group_is_optional(tmp_path):
+    recs = json.loads((FIX / "screenspot_pro" / "annotations" / "vscode_macos.json").read_text())
+    del recs[1]["group"]  # eval_screenspot_pro.py reads sample["group"] only "if 'group' in sample"
+    path = _write(tmp_path, "vscode_macos.json", recs)
+    eps = load_public("screenspot_pro", path, image_dir=FIX / "screenspot_pro" / "images")
+    assert [e.steps[0].extra["group"] for e in eps] == ["Dev", ""]
+    assert eps[1].steps[0].valid_actions[0].box == (130, 100, 250, 140)  # [x1, y1, x2, y2] kept
+
+
+def _odyssey_step(tmp_path, step: dict):
+    rec = json.loads((FIX / "gui_odyssey" / "annotations" / "od1.json").read_text())
+    rec["steps"] = [dict(rec["steps"][0], **step)]
+    (ep,) = load_public("gui_odyssey", _write(tmp_path, "od.json", rec), image_dir=FIX / "gui_odyssey" / "screenshots")
+    return ep.steps[0].valid_actions[0]
+
+
+def test_odyssey_scroll_axis_decided_in_relative_units(tmp_path):
+    # finger (500,500) -> (300,350) on 0-1000: dx=-200, dy=-150 -> horizontal (format_converter.py: "SCROLL: LEFT");
+    # finger left shows content on the right -> guirl "right". In pixels of the 100x200 screen the path is
+    # (50,100) -> (30,70): dx=-20, dy=-30 would wrongly look vertical.
+    act = _odyssey_step(tmp_path, {"action": "SCROLL", "info": [[500, 500], [300, 350]]})
+    assert act.type is ActionType.SCROLL and act.direction == "right"
+    assert act.point == pytest.approx((50, 100)) and act.end_point == pytest.approx((30, 70))
+
+
+def test_odyssey_special_keys_and_incomplete(tmp_path):
+    # format_converter.py reads KEY_* infos on CLICK and LONG_PRESS alike
+    assert _odyssey_step(tmp_path, {"action": "LONG_PRESS", "info": "KEY_APPSELECT"}).keys == ("app_switch",)
+    assert _odyssey_step(tmp_path, {"action": "CLICK", "info": "KEY_BACK"}).type is ActionType.BACK
+    # INCOMPLETE is GUI-Odyssey's "IMPOSSIBLE" -> terminate with failure
+    assert _odyssey_step(tmp_path, {"action": "INCOMPLETE", "info": ""}).status == "failure"
+
+
+def test_aitw_swipe_axis_and_tap_threshold_on_normalised_values(tmp_path):
+    base = json.loads((FIX / "aitw" / "steps.jsonl").read_text().splitlines()[0])
+    swipe = dict(base, **{"results/yx_touch": [0.5, 0.5], "results/yx_lift": [0.35, 0.3]})
+    tap = dict(base, step_id=1, **{"results/yx_touch": [0.5, 0.5], "results/yx_lift": [0.535, 0.5]})
+    typed = dict(base, step_id=2, **{"results/action_type": 3, "results/type_action": "hotels"})
+    (ep,) = load_public("aitw", _write(tmp_path, "a.jsonl", [swipe, tap, typed]), image_dir=FIX / "aitw")
+    s, t, ty = (st.valid_actions[0] for st in ep.steps)
+    # (y, x) deltas (-0.15, -0.2): |dx| > |dy| -> horizontal main axis (action_matching's argmax on [y, x]);
+    # finger left -> content "right". Pixels on 100x200: touch (50,100) lift (30,70).
+    assert s.type is ActionType.SCROLL and s.direction == "right"
+    assert s.point == pytest.approx((50, 100)) and s.end_point == pytest.approx((30, 70))
+    # |(0.035, 0)| = 0.035 <= 0.04 -> a tap at the touch point (50, 100)
+    assert t.type is ActionType.CLICK and t.point == pytest.approx((50, 100))
+    assert ty.type is ActionType.TYPE and ty.text == "hotels"
+
+
+def test_mind2web_action_without_positive_candidate(tmp_path):
+    rows = [json.loads(x) for x in (FIX / "mind2web" / "rows.jsonl").read_text().splitlines()]
+    rows[0]["pos_candidates"] = []  # action "a1" (index 1): target not in the cleaned DOM
+    path = _write(tmp_path, "rows.jsonl", rows)
+    msg = r"record 0 \(annotation m1\) action 1: no pos_candidates.*missing_target='skip'"
+    with pytest.raises(AdapterError, match=msg):
+        load_public("multimodal_mind2web", path, image_dir=FIX / "mind2web")
+    (ep,) = load_public("multimodal_mind2web", path, image_dir=FIX / "mind2web", missing_target="skip")
+    assert [s.extra["action_uid"] for s in ep.steps] == ["a0"] and ep.extra["skipped_action_uids"] == ["a1"]
+    with pytest.raises(ValueError, match="missing_target must be one of"):
+        load_public("mind2web", path, missing_target="keep")
+
+
+def test_guilibra_rl_release_layout():
+    # GUI-Libra-81K-RL rows: 'context' prompt, 'images' as paths or {"path"}, gt_bbox in 0-1000 (4 or 2 values)
+    click, press, scroll = (e.steps[0] for e in load_public("guilibra", FIX / "guilibra" / "rl_rows.jsonl"))
+    # gt_bbox [200, 100, 600, 300] / 1000 * (100, 200) -> [20, 20, 60, 60] px
+    assert click.valid_actions[0].box == pytest.approx((20, 20, 60, 60))
+    assert click.extra["resized"] == [112, 224] and click.extra["is_grounding"] is True
+    assert (click.screenshot.width, click.screenshot.height) == (100, 200)  # image_width / image_height
+    assert "Interaction History" in click.extra["prompt"]
+    # gt_bbox [250, 500] is a point: (250/1000*100, 500/1000*200) = (25, 100)
+    lp = press.valid_actions[0]
+    assert lp.type is ActionType.LONG_PRESS and lp.point == pytest.approx((25, 100))
+    assert press.screenshot.path == "images/g_0.png"
+    # [-100, -100] = no coordinates; Scroll value is already the content direction
+    s = scroll.valid_actions[0]
+    assert s.type is ActionType.SCROLL and s.direction == "down" and s.point is None and s.box is None
+    eps = load_public("guilibra", FIX / "guilibra" / "rl_rows.jsonl")
+    assert [e.instruction for e in eps] == [
+        "Open the settings menu", "Select the first message", "Show the items further down the list"]
+
+
+def test_guilibra_point_2d_scale_is_checked(tmp_path):
+    rec = json.loads((FIX / "guilibra" / "steps.jsonl").read_text().splitlines()[2])
+    rec["ground_truth"]["gt_point_2d"] = [500, 250]  # 0-1000 values given where r1gui.py reads 0-1
+    path = _write(tmp_path, "g.jsonl", [rec])
+    msg = r"g\.jsonl: record 0 \(id g2\): gt_point_2d \[500, 250\] is read as normalised"
+    with pytest.raises(AdapterError, match=msg):
+        load_public("guilibra", path, image_dir=FIX / "guilibra")

@@ -8,13 +8,15 @@ distances, and a11y candidate boxes (smallest vs any containing box).
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from guirl.actions.frames import Frame
 from guirl.actions.types import Action, ActionType, ParseFailure
 from guirl.data.schema import A11yNode, Episode, ImageRef, Step
 from guirl.eval.grounding import evaluate_grounding
 from guirl.eval.matching import MATCH_RULES, get_rule, point_matches
-from guirl.eval.mind2web import evaluate_mind2web, operation_string
+from guirl.eval.mind2web import evaluate_mind2web, f1_operation_string, operation_string
 from guirl.eval.offline import evaluate_offline, match_action
 from guirl.eval.stats import pass_at_k, success_rate, wilson_interval
 from guirl.eval.text import anls_match, guilibra_f1, levenshtein, token_f1
@@ -97,7 +99,45 @@ def test_a11y_smallest_box_vs_any_box():
 def test_unknown_rule_lists_names():
     with pytest.raises(KeyError, match="known rules"):
         get_rule("nearest")
-    assert set(MATCH_RULES) == {"inclusive", "exclusive", "guilibra", "infigui", "aitw"}
+    assert set(MATCH_RULES) == {"inclusive", "exclusive", "guilibra", "infigui", "uis1", "aitw", "odyssey"}
+
+
+def test_aitw_grown_box_is_clamped_like_aitw():
+    # AITW _resize_annotation_bounding_boxes on a 1000 x 2000 screen, box x 100..200, y 100..200:
+    # normalised top = 0.05, h = 0.05 -> top' = max(0, 0.05 - 0.7*0.05) = 0.015, h' = 2.4*0.05 = 0.12
+    #   -> y 30..270 px (centred, no clamp in y);
+    # left = 0.1, w = 0.1 -> left' = max(0, 0.1 - 0.07) = 0.03, w' = 0.24 -> x 30..270 px.
+    assert hit((150, 269), "aitw") is True
+    # Box x 10..110 (left = 0.01, w = 0.1): left' = max(0, 0.01 - 0.07) = 0, w' = 0.24 -> x 0..240 px,
+    # where a centred 2.4x box would end at 60 + 120 = 180 px: x = 230 hits under AITW only.
+    # (dx = 230 - 60 = 170 px = 0.17 > 0.14, so no target point could rescue it either.)
+    box = (10.0, 100.0, 110.0, 200.0)
+    assert hit((230, 150), "aitw", box=box) is True
+    assert hit((241, 150), "aitw", box=box) is False
+    # the same clamp applies to a11y candidates of a point-only target (target (60, 150) in the box)
+    nodes = [A11yNode(id="b", role="button", box=box)]
+    assert hit((230, 150), "aitw", box=None, target=(60.0, 150.0), a11y=nodes) is True
+
+
+def test_uis1_distance_is_normalised_without_aspect():
+    # UI-S1 check_click: norm((dx/W, dy/H)) <= 0.04; screen 1000 x 2000, target (500, 1000):
+    # dx = 50 px -> 0.05 > 0.04: miss (infigui: 50 <= 0.04 * 2000 = 80 px: hit)
+    # dy = 70 px -> 0.035 <= 0.04: hit under both
+    target = (500.0, 1000.0)
+    assert hit((550, 1000), "uis1", box=None, target=target) is False
+    assert hit((550, 1000), "infigui", box=None, target=target) is True
+    assert hit((500, 1070), "uis1", box=None, target=target) is True
+    # boxes: 1.2x about the centre as infigui -> BOX becomes 90..210
+    assert hit((205, 150), "uis1") is True and hit((215, 150), "uis1") is False
+
+
+def test_odyssey_box_is_not_enlarged():
+    # GUI-Odyssey click_matching: sam2_bbox as given (edges count) or normalised distance <= 0.14.
+    # (205, 150) is 5 px outside BOX: odyssey misses where aitw (box x2.4) hits; no target point here.
+    assert hit((200, 150), "odyssey") is True
+    assert hit((205, 150), "odyssey") is False and hit((205, 150), "aitw") is True
+    # with the target point (150, 150): dx = 55 px = 0.055 <= 0.14 -> hit
+    assert hit((205, 150), "odyssey", target=(150.0, 150.0)) is True
 
 
 # -- statistics -------------------------------------------------------------------------------
@@ -139,6 +179,11 @@ def test_token_f1_and_guilibra_f1():
     assert anls_match("hello wrld", "hello world") and not anls_match("cat", "dog")
     assert anls_match("york", "new york")  # substring
     assert levenshtein("kitten", "sitting") == 3
+    # MindAct drops punctuation tokens: {"new", "york", "-"} vs {"new", "york"} -> 1 once "-" goes
+    # (kept: P = 2/3, R = 1 -> F1 = 0.8); case kept with lower=False: "York" != "york"
+    assert token_f1("new - york", "new york") == pytest.approx(0.8)
+    assert token_f1("new - york", "new york", drop_punctuation=True) == 1.0
+    assert token_f1("New York", "new york", lower=False) == 0.0
 
 
 # -- offline step metrics -----------------------------------------------------------------------
@@ -184,6 +229,29 @@ def test_match_action_frames_and_values():
     assert not match_action(Action(type=ActionType.SCROLL, direction="up"), scroll, screen_size=(1, 1)).success
 
 
+def test_value_and_direction_rules_of_other_evaluators():
+    typed = [Action(type=ActionType.TYPE, text="New York")]
+    size = (100, 200)
+    # InfiGUI-R1 / UI-S1 check_text: lower + strip, containment either way
+    # "york" in "new york" -> match; " NEW YORK CITY " contains "new york" -> match; "boston" -> no
+    for text, want in (("york", True), (" NEW YORK CITY ", True), ("boston", False), ("", True)):
+        m = match_action(Action(type=ActionType.TYPE, text=text), typed, screen_size=size, value_rule="substring")
+        assert m.success is want, text
+    # AITW check_actions_match compares only the type of a TYPE action
+    assert match_action(Action(type=ActionType.TYPE, text="boston"), typed, screen_size=size, value_rule="none").success
+    with pytest.raises(ValueError, match="value_rule"):
+        match_action(Action(type=ActionType.TYPE, text="x"), typed, screen_size=size, value_rule="fuzzy")
+    # scroll: AITW compares the main axis only (up matches down, not left); UI-S1 accepts any swipe
+    scroll = [Action(type=ActionType.SCROLL, direction="down")]
+    up, left = Action(type=ActionType.SCROLL, direction="up"), Action(type=ActionType.SCROLL, direction="left")
+    assert match_action(up, scroll, screen_size=size, direction_rule="axis").success
+    assert not match_action(left, scroll, screen_size=size, direction_rule="axis").success
+    assert match_action(left, scroll, screen_size=size, direction_rule="any").success
+    assert not match_action(up, scroll, screen_size=size).success  # default: the direction must agree
+    with pytest.raises(ValueError, match="direction_rule"):
+        match_action(up, scroll, screen_size=size, direction_rule="diagonal")
+
+
 def test_evaluate_offline_tm_gr_sr_and_pass_at_k():
     click = Action(type=ActionType.CLICK, box=(10, 20, 50, 40), frame=SCREEN_FRAME)
     steps = [
@@ -207,6 +275,8 @@ def test_evaluate_offline_tm_gr_sr_and_pass_at_k():
     assert m["offline/grounding_rate"] == pytest.approx(1 / 3)
     assert m["offline/step_success"] == 0.5  # steps 0 and 2
     assert m["offline/episode_success"] == 0.0  # ep1 fails step 1, ep2 fails step 1
+    # UI-S1 "Average Progress": steps before the first failure / steps: ep1 1/2, ep2 1/2 -> 0.5
+    assert m["offline/episode_progress"] == pytest.approx(0.5)
     assert res.by_type["click"]["n"] == 3
     # Pass@k: 2 samples per step; successes per step c = [1, 0, 2, 1]
     # pass@2 with n=2: [1, 0, 1, 1] -> 0.75; pass@1 estimator: c/n = [0.5, 0, 1, 0.5] -> 0.5
@@ -239,7 +309,11 @@ def test_grounding_breakdown():
     assert res.metrics["grounding/accuracy"] == pytest.approx(2 / 3)
     assert res.breakdown["platform"]["mobile"]["accuracy"] == 0.5  # 1 of 2
     assert res.breakdown["element_type"]["icon"]["accuracy"] == 0.5  # samples 1 (miss), 2 (hit)
-    assert evaluate_grounding(samples, [None, ParseFailure(reason="x"), None]).metrics["grounding/accuracy"] == 0.0
+    assert res.metrics["grounding/unparsed"] == 0.0
+    unparsed = evaluate_grounding(samples, [None, ParseFailure(reason="x"), Action(type=ActionType.BACK)])
+    # all three stay in the denominator (ScreenSpot-Pro's wrong_format): 0/3, 3 unparsed
+    assert unparsed.metrics["grounding/accuracy"] == 0.0 and unparsed.metrics["grounding/unparsed"] == 3.0
+    assert set(res.breakdown) == {"platform", "element_type", "group", "application"}
 
 
 # -- Mind2Web ------------------------------------------------------------------------------------
@@ -264,12 +338,26 @@ def test_mind2web_macro_vs_micro():
     assert m["mind2web/step_success"] == pytest.approx(2 / 3)
     assert m["mind2web/task_success"] == 0.5
     assert operation_string(Action(type=ActionType.SELECT, text="2")) == "SELECT 2"
+    # SeeClick's printed "Operation F1" averages per gold operation: CLICK steps [1, 1, 1] -> 1,
+    # TYPE steps [6/7] -> 6/7; mean = (1 + 6/7)/2 = 13/14
+    assert m["mind2web/operation_f1_by_op"] == pytest.approx(13 / 14)
+
+
+def test_mind2web_op_f1_uses_seeclick_ids():
+    # SeeClick writes the operation as its id: gold SELECT "Select a state" -> "2 select a state".
+    # A predicted SELECT "a state" -> "2 a state": P = 3/3, R = 3/4 -> F1 = 6/7. Spelling the
+    # operation as the word SELECT would make the value word "select" count as the operation (F1 = 1).
+    box = (0, 0, 10, 10)
+    step = _step(0, [Action(type=ActionType.SELECT, box=box, text="Select a state", frame=SCREEN_FRAME)])
+    pred = Action(type=ActionType.SELECT, point=(5, 5), text="a state", frame=SCREEN_FRAME)
+    m = evaluate_mind2web([("A", step)], [pred])
+    assert m["mind2web/operation_f1"] == pytest.approx(6 / 7)
+    assert m["mind2web/step_success"] == 0.0  # element right, F1 < 1
+    assert f1_operation_string(Action(type=ActionType.CLICK, text="ignored")) == "4"
 
 
 # -- properties ----------------------------------------------------------------------------------
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 coord = st.floats(min_value=0, max_value=1000, allow_nan=False)
 

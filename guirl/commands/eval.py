@@ -54,12 +54,14 @@ def _data_args(p: argparse.ArgumentParser) -> None:
 
 
 def _policy_args(p: argparse.ArgumentParser) -> None:
+    from guirl.eval.matching import MATCH_RULES
+
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--policy", help="'package.module:callable' taking a PolicyInput, returning text or an Action")
     who.add_argument("--model", help="guirl model checkpoint directory")
     p.add_argument("--format", default=None, help="action format of text outputs (e.g. qwen_computer_use)")
-    p.add_argument("--rule", default="auto", help="point matching rule: auto (the dataset's), inclusive, exclusive, "
-                   "guilibra, infigui, aitw")
+    p.add_argument("--rule", default="auto", help="point matching rule: auto (the dataset's) or one of "
+                   f"{', '.join(sorted(MATCH_RULES))} (docs/eval.md)")
     p.add_argument("--max-new-tokens", type=int, default=128, help="most tokens a model generates per step")
     p.add_argument("--seed", type=int, default=0, help="sampling seed")
 
@@ -72,11 +74,17 @@ def _grounding(sub) -> None:
 
 
 def _offline(sub) -> None:
+    from guirl.eval.offline import DIRECTION_RULES, VALUE_RULES
+
     p = sub.add_parser("offline", help="offline step metrics: TM, GR, SR, Pass@1 / Pass@k, Mind2Web metrics")
     _data_args(p)
     _policy_args(p)
-    p.add_argument("--value-rule", default="auto", choices=["auto", "exact", "f1", "anls"],
-                   help="text value match: auto (the dataset's), exact, f1 (GUI-Libra), anls (GUI-Odyssey)")
+    p.add_argument("--value-rule", default="auto", choices=["auto", *VALUE_RULES],
+                   help="text value match: auto (the dataset's), exact, f1 (GUI-Libra), anls (GUI-Odyssey), "
+                   "substring (UI-S1), none (AITW: text not compared)")
+    p.add_argument("--direction-rule", default="auto", choices=["auto", *DIRECTION_RULES],
+                   help="scroll/swipe direction match: auto (the dataset's), exact, axis (AITW: up~down), "
+                   "any (UI-S1: any swipe)")
     p.add_argument("--samples", type=int, default=0, help="sampled predictions per step for Pass@k (0: greedy only)")
     p.add_argument("--k", type=int, default=None, help="k of Pass@k (default: --samples)")
     p.add_argument("--temperature", type=float, default=1.0, help="model temperature of the Pass@k samples")
@@ -145,7 +153,7 @@ def run_offline_cmd(args: argparse.Namespace) -> int:
     policy, sampler = build_policies(args, args.temperature)
     results, report = run_offline(
         episodes, root, policy, args.format, args.rule, args.value_rule, sampler, args.samples, args.k, args.seed,
-        args.viewer_limit, args.limit, args.curves, args.mind2web, args.history_steps,
+        args.viewer_limit, args.limit, args.curves, args.mind2web, args.history_steps, args.direction_rule,
     )
     return _finish(args, results, report)
 

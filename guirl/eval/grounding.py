@@ -4,10 +4,18 @@ ScreenSpot-style evaluation (SeeClick, ScreenSpot-v2, ScreenSpot-Pro): each
 sample is an Episode with one Step whose first valid action holds the
 target box; the prediction is any Action with a point (or a box, whose
 centre counts - as ScreenSpot-Pro does for box outputs). A prediction
-without a point, or a ParseFailure, is a miss. Accuracy is reported
-overall and broken down by platform, element type (text / icon) and, for
-ScreenSpot-Pro, application group, using the keys the adapters write into
-``Step.extra`` (``platform``, ``element_type``, ``group``).
+without a point, or a ParseFailure, is a miss that stays in the
+denominator (ScreenSpot-Pro's ``wrong_format``, SeeClick's "wrong format");
+their number is ``grounding/unparsed``. The hit test is the ``inclusive``
+rule of SeeClick's ``screenspot_test`` and ScreenSpot-Pro's
+``eval_sample_positive_gt`` (``x1 <= x <= x2 and y1 <= y <= y2``).
+Accuracy is reported overall (micro: hits / samples, ScreenSpot-Pro's
+``overall``) and broken down by platform, element type (text / icon),
+ScreenSpot-Pro group (its ``leaderboard_simple_style``) and application
+(``leaderboard_detailed_style``), using the keys the adapters write into
+``Step.extra`` (``platform``, ``element_type``, ``group``, ``application``).
+Not computed: ScreenSpot-Pro's negative (refusal) samples and its
+platform x instruction-style x gt-type cross tables.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from guirl.data.schema import Episode
 from guirl.eval.matching import MatchRule, point_matches
 from guirl.eval.offline import in_screen
 
-BREAKDOWNS = ("platform", "element_type", "group")
+BREAKDOWNS = ("platform", "element_type", "group", "application")
 
 
 @dataclass
@@ -81,5 +89,10 @@ def evaluate_grounding(
         for key, cells in counts.items()
     }
     n = len(samples)
-    metrics = {"grounding/accuracy": sum(hits) / n if n else 0.0, "grounding/samples": float(n)}
+    unparsed = sum(not p or p.target_point() is None for p in predictions)
+    metrics = {
+        "grounding/accuracy": sum(hits) / n if n else 0.0,
+        "grounding/samples": float(n),
+        "grounding/unparsed": float(unparsed),
+    }
     return GroundingResult(metrics, breakdown, hits)

@@ -9,34 +9,53 @@ evaluators take the element under it as the box.
 Rules (``MATCH_RULES[name]``):
 
 - ``inclusive`` - ScreenSpot v1/v2 (SeeClick's ``screenspot_test``),
-  ScreenSpot-Pro and SeeClick's Mind2Web test: correct iff
-  ``x1 <= x <= x2 and y1 <= y <= y2`` (edges count).
+  ScreenSpot-Pro (``eval_screenspot_pro.py``) and SeeClick's Mind2Web test:
+  correct iff ``x1 <= x <= x2 and y1 <= y <= y2`` (edges count).
 - ``exclusive`` - the same with strict inequalities (a point exactly on the
   edge misses); GUI-Libra's reward for box targets.
 - ``guilibra`` - GUI-Libra reward (``r1gui_accuracy_reward``): strict box
   test; for a point target, normalised squared distance
   ``(dx/W)^2 + (dy/H)^2 < 0.05^2``.
-- ``infigui`` - InfiGUI-R1's AndroidControl evaluation (METHODS.md sec 3):
-  inside the candidate box enlarged 1.2x about its centre, or within
-  ``0.04 * max(W, H)`` pixels of the ground-truth point; the candidate box of
-  a point-only target is the *smallest* a11y box containing that point.
-- ``aitw`` - AITW's ``action_matching`` for taps: both points in the same
-  enlarged annotation box, or normalised distance ``<= 0.14``
+- ``infigui`` - InfiGUI-R1's AndroidControl evaluation
+  (``eval/android_control``, ``check_click``): inside a candidate box
+  enlarged 1.2x about its centre (edges count), or within
+  ``0.04 * max(W, H)`` pixels of the ground-truth point. InfiGUI tests every
+  box of the step's ``candidate_bbox`` list; when guirl has to build the
+  candidates from the a11y tree it takes the *smallest* box containing the
+  target point (a guirl choice: the released eval file ships its boxes).
+- ``uis1`` - UI-S1's AndroidControl evaluation (X-PLUG/MobileAgent
+  ``UI-S1/evaluation/qwenvl_utils.py``, ``check_click``): the same 1.2x box,
+  but the distance is taken in *normalised* coordinates without aspect
+  correction, ``sqrt((dx/W)^2 + (dy/H)^2) <= 0.04`` (on a 1080 x 2400
+  screen: 43 px across, 96 px down, where ``infigui`` allows 96 px both ways).
+- ``aitw`` - AITW's ``action_matching`` (google-research
+  ``android_in_the_wild/action_matching.py``) for taps: both points in the
+  same enlarged annotation box, or normalised distance ``<= 0.14``
   (``_TAP_DISTANCE_THRESHOLD``); every a11y box containing the target point
   is a candidate (not only the smallest). ``ANNOTATION_*_AUGMENT_FRACTION =
-  1.4`` *adds* 140% (its docstring: "1.4 == 240% total increase"): the box
-  becomes 2.4x its width and height about its centre.
+  1.4`` *adds* 140% (its docstring: "1.4 == 240% total increase"), and the
+  grown box is clamped the way AITW's ``_resize_annotation_bounding_boxes``
+  does, in normalised units: ``top' = max(0, top - 0.7 h)``,
+  ``h' = min(1, 2.4 h)`` (same for x / w). The clamp keeps the size, so a box
+  near the top or left edge reaches further down or right than a centred
+  2.4x box would.
+- ``odyssey`` - GUI-Odyssey's ``click_matching``
+  (``src/eval_mm/GUIOdyssey_action_matching.py``): inside the (SAM2) box as
+  given, not enlarged (edges count), or normalised distance ``<= 0.14``.
 
-Departures: AITW also clamps the enlarged (y, x, h, w) box to the screen,
-which cannot change a containment test for on-screen points, so it is
-skipped; AITW's own scroll matching compares only the main axis of the two
-finger paths (up matches down), while guirl's offline metrics compare the
-direction (:mod:`guirl.eval.offline`).
+Departures: a point inside the target's own box always hits under the box
+rules (the enlarged box is tested besides the original one, so float
+rounding cannot drop it; AITW could miss such a point only for a box that
+reaches off screen); AITW's own scroll matching compares only the main axis
+of the two finger paths (up matches down), while guirl's offline metrics
+compare the direction by default (``direction_rule`` in
+:mod:`guirl.eval.offline`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from guirl.actions.types import Box, Point
@@ -53,6 +72,7 @@ class MatchRule:
     radius_max_side: float | None = None  # hit if pixel distance <= this * max(W, H)
     radius_normalised: float | None = None  # hit if distance in unit-square coords < this
     a11y_candidates: str = "none"  # "none" | "smallest" | "all": boxes from the a11y tree
+    aitw_clamp: bool = False  # grow boxes as AITW does (clamped top-left, size kept; see module doc)
     description: str = ""
 
 
@@ -76,12 +96,25 @@ MATCH_RULES: dict[str, MatchRule] = {
             "smallest a11y box containing the point",
         ),
         MatchRule(
+            "uis1",
+            box_scale=1.2,
+            radius_normalised=0.04,
+            a11y_candidates="smallest",
+            description="UI-S1: box x1.2 or normalised distance <= 0.04 (no aspect correction)",
+        ),
+        MatchRule(
             "aitw",
             box_scale=2.4,
             radius_normalised=0.14,
             a11y_candidates="all",
-            description="AITW action_matching: same annotation box grown by 140% (x2.4) "
+            aitw_clamp=True,
+            description="AITW action_matching: same annotation box grown by 140% (x2.4, clamped as AITW) "
             "or normalised distance <= 0.14",
+        ),
+        MatchRule(
+            "odyssey",
+            radius_normalised=0.14,
+            description="GUI-Odyssey click_matching: in the box as given, or normalised distance <= 0.14",
         ),
     )
 }
@@ -106,6 +139,33 @@ def scale_box(box: Box, factor: float) -> Box:
     return (cx - hw, cy - hh, cx + hw, cy + hh)
 
 
+def aitw_grow_box(box: Box, factor: float, screen_size: tuple[int, int]) -> Box:
+    """``box`` grown as AITW's ``_resize_annotation_bounding_boxes`` does.
+
+    In units of the screen (0-1), with ``f = factor - 1`` (AITW's augment
+    fraction, 1.4 for ``factor`` 2.4): ``top' = max(0, top - f*h/2)``,
+    ``h' = min(1, h + f*h)``, the same for ``left`` / ``w``; the box keeps
+    that size even where its top-left corner was clamped to 0.
+
+    >>> aitw_grow_box((0, 10, 10, 30), 2.4, (100, 100))  # top 10 - 14 -> 0; h 20 -> 48
+    (0.0, 0.0, 24.0, 48.0)
+    """
+    width, height = screen_size
+    frac = factor - 1.0
+    top, left = box[1] / height, box[0] / width
+    h, w = (box[3] - box[1]) / height, (box[2] - box[0]) / width
+    new_top, new_left = max(0.0, top - frac * h / 2), max(0.0, left - frac * w / 2)
+    new_h, new_w = min(1.0, h + frac * h), min(1.0, w + frac * w)
+    return (new_left * width, new_top * height, (new_left + new_w) * width, (new_top + new_h) * height)
+
+
+def grow_box(box: Box, rule: MatchRule, screen_size: tuple[int, int]) -> Box:
+    """``box`` enlarged by ``rule.box_scale`` (about its centre, or AITW's way)."""
+    if rule.aitw_clamp and rule.box_scale != 1.0:
+        return aitw_grow_box(box, rule.box_scale, screen_size)
+    return scale_box(box, rule.box_scale)
+
+
 def point_in_box(point: Point, box: Box, inclusive: bool = True) -> bool:
     x, y = point
     if inclusive:
@@ -118,12 +178,17 @@ def box_area(box: Box) -> float:
 
 
 def a11y_boxes_containing(
-    point: Point, nodes: list[A11yNode], smallest_only: bool, scale: float = 1.0
+    point: Point,
+    nodes: list[A11yNode],
+    smallest_only: bool,
+    scale: float = 1.0,
+    grow: Callable[[Box], Box] | None = None,
 ) -> list[Box]:
-    """Boxes of the a11y nodes whose box (enlarged by ``scale``) contains
-    ``point`` (edges count); the smallest first, or only it with
-    ``smallest_only`` (ties: first in tree order)."""
-    hits = [n.box for n in nodes if point_in_box(point, scale_box(n.box, scale))]
+    """Boxes of the a11y nodes whose box (enlarged by ``scale``, or by
+    ``grow`` when given) contains ``point`` (edges count); the smallest
+    first, or only it with ``smallest_only`` (ties: first in tree order)."""
+    grow = grow or (lambda b: scale_box(b, scale))
+    hits = [n.box for n in nodes if point_in_box(point, grow(n.box))]
     hits.sort(key=box_area)  # stable: equal areas keep tree order
     return hits[:1] if smallest_only else hits
 
@@ -149,13 +214,13 @@ def point_matches(
     if target_box is None and target_point is not None and a11y and rule.a11y_candidates != "none":
         smallest = rule.a11y_candidates == "smallest"
         # AITW enlarges every annotation box first, then asks for one box holding both points
-        scale = 1.0 if smallest else rule.box_scale
-        boxes = a11y_boxes_containing(target_point, a11y, smallest_only=smallest, scale=scale)
+        grow = None if smallest else (lambda b: grow_box(b, rule, screen_size))
+        boxes = a11y_boxes_containing(target_point, a11y, smallest_only=smallest, grow=grow)
     for box in boxes:
         # an enlarged box contains the original one; testing both keeps float rounding in
         # the scaling from ever dropping a point that is inside the original box
         if point_in_box(pred, box, rule.inclusive) or (
-            rule.box_scale > 1.0 and point_in_box(pred, scale_box(box, rule.box_scale), rule.inclusive)
+            rule.box_scale > 1.0 and point_in_box(pred, grow_box(box, rule, screen_size), rule.inclusive)
         ):
             return True
     if target_point is None:
@@ -165,7 +230,7 @@ def point_matches(
         return True
     if rule.radius_normalised is not None:
         nd2 = (dx / width) ** 2 + (dy / height) ** 2
-        # GUI-Libra tests d^2 < 0.05^2; AITW tests d <= 0.14
+        # GUI-Libra tests d^2 < 0.05^2; AITW, GUI-Odyssey and UI-S1 test d <= threshold
         if nd2 < rule.radius_normalised**2 or (rule.inclusive and nd2 <= rule.radius_normalised**2):
             return True
     if not boxes and rule.radius_max_side is None and rule.radius_normalised is None:

@@ -13,14 +13,33 @@ UI-S1 / CCPO (METHODS.md sec 5) and GUI-Libra (sec 4):
   hits the target under the chosen :mod:`~guirl.eval.matching` rule. A
   type mismatch counts as a miss (departure: some papers divide by the
   type-matched steps only; both counts are reported);
-- **SR**: type, target point, and value all match: text by exact
-  (normalised) match, GUI-Libra's word F1 >= 0.5 or GUI-Odyssey's ANLS
-  >= 0.5 (``value_rule`` ``exact`` / ``f1`` / ``anls``),
-  key combos as sets, scroll/swipe direction, terminate status where given
-  (departure: AITW's own matcher accepts any scroll along the same axis,
-  so up matches down there; here the direction must agree);
+- **SR**: type, target point, and value all match. Text (``value_rule``):
+  ``exact`` (lower-cased, spaces collapsed), ``f1`` (GUI-Libra's word F1
+  >= 0.5), ``anls`` (GUI-Odyssey's ``text_matching``: substring or ANLS
+  >= 0.5, case kept), ``substring`` (InfiGUI-R1's and UI-S1's
+  ``check_text``: lower-cased and stripped, either one contains the other -
+  so an empty prediction matches), ``none`` (text not compared, as AITW's
+  ``check_actions_match``, which compares only the type of non-tap actions).
+  Key combos as sets; terminate status where given. Scroll / swipe
+  (``direction_rule``): ``exact`` (default: the content direction must
+  agree), ``axis`` (AITW's ``_check_drag_actions_match``: same main axis, so
+  up matches down), ``any`` (UI-S1's ``evaluate_android_control_action``:
+  any swipe is right);
+- **Episode success**: every step of the episode succeeds (UI-S1's
+  ``task_success``); **episode progress**: mean over episodes of the share
+  of steps before the first failure (UI-S1's "Average Progress",
+  ``final_step_id / num_steps``). Departure: UI-S1 feeds the model its own
+  earlier answers (semi-online) and scores 0 progress on any exception;
+  guirl feeds the recorded history and counts a ParseFailure as a failed
+  step;
 - **Pass@k**: a step passes if any of its k samples succeeds; with n > k
   samples the unbiased estimator (:func:`guirl.eval.stats.pass_at_k`).
+
+A prediction that is None or a ParseFailure counts as wrong in every
+denominator (as ScreenSpot-Pro's ``wrong_format``, InfiGUI-R1's
+``error_num`` and SeeClick's "wrong format" do). InfiGUI-R1's
+``click_match_acc`` divides by the steps whose target is a *click*; guirl's
+GR divides by every pointed step (click, long press, ...).
 """
 
 from __future__ import annotations
@@ -37,7 +56,9 @@ from guirl.eval.text import anls_match, guilibra_f1, normalise_text
 
 TEXT_TYPES = frozenset({ActionType.TYPE, ActionType.OPEN_APP, ActionType.ANSWER, ActionType.SELECT})
 DIRECTION_TYPES = frozenset({ActionType.SCROLL, ActionType.SWIPE})
-VALUE_RULES = ("exact", "f1", "anls")
+VALUE_RULES = ("exact", "f1", "anls", "substring", "none")
+DIRECTION_RULES = ("exact", "axis", "any")
+_AXIS = {"up": "vertical", "down": "vertical", "left": "horizontal", "right": "horizontal"}
 
 
 @dataclass(frozen=True)
@@ -74,17 +95,34 @@ def _is_pointed(action: Action) -> bool:
     return action.type in (ActionType.TYPE, ActionType.SELECT) and action.box is not None
 
 
-def _value_matches(pred: Action, gold: Action, value_rule: str) -> bool:
+def _text_matches(pred: str, gold: str, value_rule: str) -> bool:
+    if value_rule == "f1":
+        return guilibra_f1(pred, gold) >= 0.5
+    if value_rule == "anls":
+        return anls_match(pred, gold)
+    if value_rule == "substring":
+        p, g = pred.lower().strip(), gold.lower().strip()
+        return p in g or g in p
+    if value_rule == "none":
+        return True
+    return normalise_text(pred) == normalise_text(gold)
+
+
+def _direction_matches(pred: str | None, gold: str, direction_rule: str) -> bool:
+    if direction_rule == "any":
+        return True
+    if direction_rule == "axis":
+        return pred is not None and _AXIS.get(pred) == _AXIS.get(gold)
+    return pred == gold
+
+
+def _value_matches(pred: Action, gold: Action, value_rule: str, direction_rule: str = "exact") -> bool:
     if gold.type in TEXT_TYPES and gold.text is not None:
-        if value_rule == "f1":
-            return guilibra_f1(pred.text or "", gold.text) >= 0.5
-        if value_rule == "anls":
-            return anls_match(pred.text or "", gold.text)
-        return normalise_text(pred.text) == normalise_text(gold.text)
+        return _text_matches(pred.text or "", gold.text, value_rule)
     if gold.type is ActionType.KEY and gold.keys is not None:
         return set(pred.keys or ()) == set(gold.keys)
     if gold.type in DIRECTION_TYPES and gold.direction is not None:
-        return pred.direction == gold.direction
+        return _direction_matches(pred.direction, gold.direction, direction_rule)
     if gold.type is ActionType.TERMINATE and gold.status is not None:
         return pred.status == gold.status
     return True
@@ -99,10 +137,13 @@ def match_action(
     rule: MatchRule | str = "inclusive",
     value_rule: str = "exact",
     merge_scroll_swipe: bool = True,
+    direction_rule: str = "exact",
 ) -> StepMatch:
     """Best match of ``pred`` over ``valid_actions`` (see module doc)."""
     if value_rule not in VALUE_RULES:
         raise ValueError(f"unknown value_rule {value_rule!r}; choose one of {VALUE_RULES}")
+    if direction_rule not in DIRECTION_RULES:
+        raise ValueError(f"unknown direction_rule {direction_rule!r}; choose one of {DIRECTION_RULES}")
     if not valid_actions:
         raise ValueError("a step needs at least one valid action to be scored; this one has none")
     width, height = screen_size
@@ -126,7 +167,7 @@ def match_action(
                 rule=rule,
                 a11y=a11y,
             )
-        success = point_ok and _value_matches(pred, gold, value_rule)
+        success = point_ok and _value_matches(pred, gold, value_rule, direction_rule)
         candidate = StepMatch(True, needs_point, point_ok and _is_pointed(gold), success)
         best = max(best, candidate, key=lambda m: (m.success, m.grounded, m.type_match))
     return best
@@ -156,7 +197,7 @@ def evaluate_offline(
     if len(greedy) != len(steps) or (samples is not None and len(samples) != len(steps)):
         raise ValueError(f"got {len(steps)} steps but {len(greedy)} greedy predictions / samples")
     records, per_type = [], defaultdict(lambda: defaultdict(float))
-    episode_ok: dict[str, bool] = {}
+    episode_steps: dict[str, list[tuple[int, bool]]] = defaultdict(list)
     tm = gr = gr_den = gr_type_den = sr = 0
     for (ep_id, step), pred in zip(steps, greedy, strict=True):
         size = (step.screenshot.width, step.screenshot.height)
@@ -167,7 +208,7 @@ def evaluate_offline(
             gr_den += 1
             gr_type_den += m.type_match
             gr += m.grounded
-        episode_ok[ep_id] = episode_ok.get(ep_id, True) and m.success
+        episode_steps[ep_id].append((step.index, m.success))
         gold_type = step.valid_actions[0].type.value
         row = per_type[gold_type]
         row["n"] += 1
@@ -182,13 +223,28 @@ def evaluate_offline(
         "offline/grounding_rate_type_matched": gr / gr_type_den if gr_type_den else 0.0,
         "offline/step_success": sr / n if n else 0.0,
         "offline/pass@1": sr / n if n else 0.0,
-        "offline/episode_success": sum(episode_ok.values()) / len(episode_ok) if episode_ok else 0.0,
+        **_episode_metrics(episode_steps),
     }
     if samples is not None:
         metrics.update(_pass_at_k(steps, samples, k, match_kwargs))
     by_type = {t: {"n": r["n"], "type_match": r["type_match"] / r["n"], "success": r["success"] / r["n"]}
                for t, r in sorted(per_type.items())}
     return OfflineResult(metrics, by_type, records)
+
+
+def _episode_metrics(episode_steps: dict[str, list[tuple[int, bool]]]) -> dict[str, float]:
+    """Episode success (all steps) and progress (share of steps before the first failure)."""
+    success, progress = [], []
+    for rows in episode_steps.values():
+        oks = [ok for _, ok in sorted(rows, key=lambda r: r[0])]
+        lead = next((i for i, ok in enumerate(oks) if not ok), len(oks))
+        success.append(lead == len(oks))
+        progress.append(lead / len(oks))
+    n = len(episode_steps)
+    return {
+        "offline/episode_success": sum(success) / n if n else 0.0,
+        "offline/episode_progress": sum(progress) / n if n else 0.0,
+    }
 
 
 def _pass_at_k(steps, samples, k: int | None, match_kwargs) -> dict[str, float]:

@@ -47,10 +47,12 @@ def load_data(episodes: str | None, dataset_format: str | None, data: str | None
 
 
 def _default_image_root(fmt: str, data: Path) -> Path:
+    from guirl.data.adapters.screenspot import default_image_dir
+
     base = data if data.is_dir() else data.parent
     return {
         "screenspot": base / "screenspot_imgs",
-        "screenspot_v2": base / "screenspot_imgs",
+        "screenspot_v2": default_image_dir(base, "v2"),
         "screenspot_pro": base.parent / "images",
         "gui_odyssey": base.parent / "screenshots",
     }.get(fmt, base)
@@ -127,17 +129,18 @@ def run_grounding(episodes, root, policy: Policy, fmt, rule="auto", viewer_limit
 
 def run_offline(
     episodes, root, policy, fmt, rule="auto", value_rule="auto", sampler=None, samples=0, k=None, seed=0,
-    viewer_limit=10, limit=None, curves=None, mind2web=None, history_steps=3,
+    viewer_limit=10, limit=None, curves=None, mind2web=None, history_steps=3, direction_rule="auto",
 ):
     episodes = _limit(episodes, limit)
     rule = resolve_rule(episodes, rule)
     value_rule = resolve_rule(episodes, value_rule, "value_rule", "exact")
+    direction_rule = resolve_rule(episodes, direction_rule, "direction_rule", "exact")
     items = [(ep, step) for ep in episodes for step in ep.steps if step.valid_actions]
     greedy, sampled = predict_steps(policy, items, root, fmt, sampler, samples, seed, history_steps)
     steps = [(ep.id, step) for ep, step in items]
     res = evaluate_offline(
         steps, [p.action for p in greedy], [[p.action for p in row] for row in sampled] if sampled else None, k,
-        rule=rule, value_rule=value_rule,
+        rule=rule, value_rule=value_rule, direction_rule=direction_rule,
     )
     metrics = dict(res.metrics)
     if mind2web is None:
@@ -149,7 +152,8 @@ def run_offline(
          "grounded": r["match"].grounded, "predicted": p.action, "text": p.text}
         for r, p in zip(res.steps, greedy)
     ]
-    results = {"command": "offline", "rule": rule, "value_rule": value_rule, "metrics": metrics,
+    results = {"command": "offline", "rule": rule, "value_rule": value_rule, "direction_rule": direction_rule,
+               "metrics": metrics,
                "by_type": res.by_type, "steps": per_step}
     views: dict[str, list[StepView]] = {}
     for (ep, step), p, r in zip(items, greedy, res.steps):
@@ -168,7 +172,7 @@ def run_offline(
         tables={"By action type": rows},
         trajectories=views,
         curves_file=curves,
-        notes=[f"matching rule: {rule}; value rule: {value_rule}; {len(items)} steps in {len(episodes)} episodes"],
+        notes=[f"matching rule: {rule}; value rule: {value_rule}; direction rule: {direction_rule}; {len(items)} steps in {len(episodes)} episodes"],
     )
     return results, report
 

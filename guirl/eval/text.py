@@ -1,8 +1,11 @@
 """Text-value comparisons used by the public evaluators.
 
-- :func:`token_f1`: set-of-words F1 as in MindAct's ``calculate_f1`` (Mind2Web
-  operation F1): both empty -> 1, one empty -> 0. Lower-cased here
-  (departure: MindAct compares case-sensitively; pass ``lower=False``).
+- :func:`token_f1`: set-of-words F1 as in SeeClick's ``calculate_f1``
+  (``agent_tasks/mind2web_test.py``, Mind2Web operation F1): both empty -> 1,
+  one empty -> 0. Lower-cased by default (SeeClick lower-cases the value
+  before calling it; pass ``lower=False`` to compare as given). MindAct's
+  own ``calculate_f1`` also drops tokens that are punctuation
+  (``drop_punctuation=True``).
 - :func:`guilibra_f1`: GUI-Libra's ``calculate_f1_score`` (defined once in
   :mod:`guirl.rewards.matching`, shared with the GUI-Libra RL reward).
 - :func:`anls_match`: GUI-Odyssey's typed-text match (substring, or
@@ -11,19 +14,26 @@
 
 from __future__ import annotations
 
+import string
+
 from guirl.rewards.matching import guilibra_f1, set_f1
 
 __all__ = ["anls_match", "guilibra_f1", "levenshtein", "token_f1"]
 
 
-def token_f1(pred: str, gold: str, lower: bool = True) -> float:
-    """Word-set F1 between ``pred`` and ``gold``.
+def token_f1(pred: str, gold: str, lower: bool = True, drop_punctuation: bool = False) -> float:
+    """Word-set F1 between ``pred`` and ``gold``; ``drop_punctuation`` removes
+    tokens found in ``string.punctuation`` (MindAct's test ``x not in
+    string.punctuation``, so e.g. ``-`` and ``()`` go, ``a-b`` stays).
 
     >>> token_f1("type new york", "type new york city")  # P=3/3, R=3/4 -> 6/7
     0.8571428571428571
     """
     p = set((pred.lower() if lower else pred).split())
     g = set((gold.lower() if lower else gold).split())
+    if drop_punctuation:
+        p = {t for t in p if t not in string.punctuation}
+        g = {t for t in g if t not in string.punctuation}
     if not p and not g:
         return 1.0
     return set_f1(p, g)

@@ -5,7 +5,9 @@ convention it reads, and writes screen-pixel coordinates and guirl's one
 direction convention (the direction the content view moves towards, see
 :class:`guirl.actions.types.Action`). Malformed records raise
 :class:`AdapterError` (a :class:`guirl.data.io.DataError`) naming the file,
-the record and the problem.
+the record and the problem. Where a dataset's evaluator decides a swipe's
+main axis in its own normalised units (AITW, GUI-Odyssey), so does the
+adapter.
 
 ============================  =========================================  ==============================
 adapter                       boxes / points read                        scroll / swipe convention read
@@ -16,7 +18,7 @@ adapter                       boxes / points read                        scroll 
 ``gui_odyssey``               (x, y) relative 0-1000                     finger path (reversed)
 ``aitw``                      [y, x] / [y, x, h, w] normalised 0-1       finger path (reversed)
 ``mind2web``                  "x,y,w,h" pixels                           none
-``guilibra``                  [x1, y1, x2, y2] 0-1000; (x, y) 0-1        Scroll kept, Swipe reversed
+``guilibra``                  [x1,y1,x2,y2] / [x,y] 0-1000; (x,y) 0-1    Scroll kept, Swipe reversed
 ============================  =========================================  ==============================
 """
 

@@ -106,7 +106,9 @@ def image_ref(root: Path, rel: str, file: Path, where: str, size: tuple[int, int
 
 def direction_from_finger(start: tuple[float, float], end: tuple[float, float]) -> str:
     """guirl's direction (where the content view moves towards) for a finger
-    moving from ``start`` to ``end`` (screen coordinates, y down).
+    moving from ``start`` to ``end`` (y-down coordinates; pass the dataset's
+    own units - normalised or relative - where its evaluator decides the
+    dominant axis in those units, since pixels of a tall screen can tip it).
 
     The content follows the finger, so the view moves the *other* way:
     a finger moving up (end y < start y) reveals content below -> ``"down"``.

@@ -17,9 +17,10 @@ screen-pixel ``(x, y)`` points and ``[x1, y1, x2, y2]`` a11y boxes.
 
 A dual point is a tap when touch and lift are within 0.04 of each other
 (``_SWIPE_DISTANCE_THRESHOLD`` of AITW's ``action_matching``), else a
-scroll. Scroll convention: AITW records the finger; "scroll down" in AITW
-means the finger moves up, which is guirl's ``down`` (content view moves
-down), so the direction is the opposite of the finger movement.
+scroll. Scroll convention: AITW records only the finger path (it names no
+direction); a finger moving up reveals content below, which is guirl's
+``down``, so the direction is the opposite of the finger movement. The
+tap point is the touch point, as AITW's ``action_matching`` compares it.
 Episodes record ``match_rule: aitw``.
 """
 
@@ -45,24 +46,31 @@ SWIPE_DISTANCE_THRESHOLD = 0.04
 _SIMPLE = {5: ActionType.BACK, 6: ActionType.HOME, 7: ActionType.ENTER}
 
 
-def _yx(value, screen: Frame, file: Path, where: str, field: str) -> tuple[float, float]:
+def _yx(value, file: Path, where: str, field: str) -> tuple[float, float]:
+    """A normalised ``[y, x]`` as normalised ``(x, y)``."""
     y, x = numbers(value, 2, file, where, field)
     if not (0 <= x <= 1 and 0 <= y <= 1):
         raise record_error(file, where, f"field '{field}' {value!r} is not normalised [y, x] in 0-1")
-    return Frame.unit().convert_point((x, y), screen)
+    return (x, y)
 
 
 def _action(rec: dict, screen: Frame, file: Path, where: str) -> Action:
     kind = require(rec, "results/action_type", int, file, where)
     if kind == 4:
-        touch = _yx(require(rec, "results/yx_touch", list, file, where), screen, file, where, "results/yx_touch")
-        lift = _yx(require(rec, "results/yx_lift", list, file, where), screen, file, where, "results/yx_lift")
-        w, h = screen.width or 1, screen.height or 1
-        dist = math.hypot((lift[0] - touch[0]) / w, (lift[1] - touch[1]) / h)
-        if dist <= SWIPE_DISTANCE_THRESHOLD:
-            return Action(type=ActionType.CLICK, point=touch, frame=screen)
-        direction = direction_from_finger(touch, lift)
-        return Action(type=ActionType.SCROLL, point=touch, end_point=lift, direction=direction, frame=screen)
+        touch = _yx(require(rec, "results/yx_touch", list, file, where), file, where, "results/yx_touch")
+        lift = _yx(require(rec, "results/yx_lift", list, file, where), file, where, "results/yx_lift")
+        unit = Frame.unit()
+        # tap vs swipe and the swipe's main axis are decided on normalised values, as
+        # action_matching.is_tap_action / _check_drag_actions_match do (not in pixels)
+        if math.dist(touch, lift) <= SWIPE_DISTANCE_THRESHOLD:
+            return Action(type=ActionType.CLICK, point=unit.convert_point(touch, screen), frame=screen)
+        return Action(
+            type=ActionType.SCROLL,
+            point=unit.convert_point(touch, screen),
+            end_point=unit.convert_point(lift, screen),
+            direction=direction_from_finger(touch, lift),
+            frame=screen,
+        )
     if kind == 3:
         return Action(type=ActionType.TYPE, text=require(rec, "results/type_action", str, file, where))
     if kind in _SIMPLE:

@@ -20,6 +20,12 @@ string: ``"x,y,w,h"`` in page pixels, i.e. **[x, y, w, h]**. Each positive
 candidate gives one valid action (CLICK, TYPE or SELECT with the value).
 Operations: ``op`` is CLICK / TYPE / SELECT (``original_op`` HOVER and
 ENTER are already CLICK there). There are no scroll actions.
+
+Some actions have no positive candidate (the target is not in the cleaned
+DOM). ``missing_target`` says what to do: ``"error"`` (default, an
+AdapterError naming the record), ``"skip"`` (drop the step, as SeeClick's
+processing does; its ``action_uid`` is listed in the Episode's
+``extra["skipped_action_uids"]``; a task left with no step is dropped).
 """
 
 from __future__ import annotations
@@ -66,8 +72,6 @@ def _valid_actions(action: dict, shot: ImageRef, file: Path, where: str) -> list
         box = to_box(xywh, "xywh", file, cwhere, "bounding_box_rect")
         text = value if name != "CLICK" else None
         out.append(Action(type=_OPS[name], box=box, text=text, frame=frame, description=cand.get("tag")))
-    if not out:
-        raise record_error(file, where, "no pos_candidates: the target element is not on this page")
     return out
 
 
@@ -79,14 +83,23 @@ def _screenshot_path(value: Any, file: Path, where: str) -> str:
     raise record_error(file, where, f"field 'screenshot' must be an image path or {{'path': ...}}, got {value!r}")
 
 
+MISSING_TARGET = ("error", "skip")
+
+
 def load_mind2web(
-    file: str | Path, image_dir: str | Path | None = None, screenshot_pattern: str = "{annotation_id}/{action_uid}.png"
+    file: str | Path,
+    image_dir: str | Path | None = None,
+    screenshot_pattern: str = "{annotation_id}/{action_uid}.png",
+    missing_target: str = "error",
 ) -> list[Episode]:
     """Mind2Web tasks or Multimodal-Mind2Web rows -> one Episode per task."""
+    if missing_target not in MISSING_TARGET:
+        raise ValueError(f"missing_target must be one of {MISSING_TARGET}, got {missing_target!r}")
     file = Path(file)
     root = Path(image_dir) if image_dir is not None else file.parent
     tasks: dict[str, dict] = {}
     steps: dict[str, list[tuple[int, Step]]] = defaultdict(list)
+    skipped: dict[str, list[str]] = defaultdict(list)
     for i, rec in enumerate(load_json_or_jsonl(file)):
         where = f"record {i}"
         ann = str(require(rec, "annotation_id", str, file, where))
@@ -106,11 +119,21 @@ def load_mind2web(
             )
             shot = image_ref(root, rel, file, awhere)
             valid = _valid_actions(action, shot, file, awhere)
+            if not valid:
+                if missing_target == "error":
+                    raise record_error(
+                        file, awhere, "no pos_candidates: the target element is not on this page"
+                        " (pass missing_target='skip' to drop such steps)"
+                    )
+                skipped[ann].append(uid)
+                continue
             steps[ann].append((t, Step(index=t, screenshot=shot, valid_actions=valid, extra={"action_uid": uid})))
     episodes = []
-    for ann, rows in steps.items():
+    for ann, rec in tasks.items():
+        rows = steps.get(ann, [])
+        if not rows:  # every action skipped (missing_target="skip")
+            continue
         rows.sort(key=lambda r: r[0])
-        rec = tasks[ann]
         episodes.append(
             Episode(
                 id=f"mind2web_{ann}",
@@ -123,6 +146,7 @@ def load_mind2web(
                     "website": rec.get("website", ""),
                     "subdomain": rec.get("subdomain", ""),
                     "match_rule": "inclusive",
+                    **({"skipped_action_uids": skipped[ann]} if skipped[ann] else {}),
                 },
             )
         )

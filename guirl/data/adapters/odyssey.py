@@ -6,13 +6,16 @@ Layout read (the repository's ``introduction.md``): one JSON per episode,
 "screenshot", "action", "info", "ps"}]}``. Actions: ``CLICK`` /
 ``LONG_PRESS`` with ``info = [[x, y]]``; ``SCROLL`` with
 ``info = [[x1, y1], [x2, y2]]`` (finger start and end); ``TEXT`` / ``TYPE``
-with the text in ``info``; ``HOME``, ``BACK`` (also ``CLICK`` with info
-``"KEY_HOME"`` / ``"KEY_BACK"``, and ``KEY_APPSELECT``); ``COMPLETE`` and
+with the text in ``info``; ``HOME``, ``BACK`` (also ``CLICK`` /
+``LONG_PRESS`` with info ``"KEY_HOME"`` / ``"KEY_BACK"`` / ``"KEY_APPSELECT"``,
+the recent-apps key); ``COMPLETE`` and
 ``INCOMPLETE`` / ``IMPOSSIBLE`` end the episode.
 
 Coordinates are **relative 0-1000** on both axes; they are converted to
 screen pixels of the screenshot. Scroll convention: GUI-Odyssey records
-the finger path (its converters label scrolls by finger direction); guirl
+the finger path, and its own ``data/format_converter.py`` names a scroll by
+the finger's dominant axis *in 0-1000 units* (finger moving up ->
+``SCROLL: UP``); guirl
 keeps the path as ``point`` -> ``end_point`` and sets ``direction`` to where
 the content view moves, i.e. the opposite of the finger (finger up ->
 ``down``). Click targets are points; GUI-Odyssey's evaluator
@@ -42,11 +45,15 @@ RELATIVE = Frame.relative(1000)
 _KEYS = {"KEY_HOME": ActionType.HOME, "HOME": ActionType.HOME, "KEY_BACK": ActionType.BACK, "BACK": ActionType.BACK}
 
 
-def _point(value, screen: Frame, file: Path, where: str) -> tuple[float, float]:
+def _relative(value, file: Path, where: str) -> tuple[float, float]:
     x, y = numbers(value, 2, file, where, "info")
     if not (0 <= x <= 1000 and 0 <= y <= 1000):
         raise record_error(file, where, f"field 'info' point {value!r} is outside the 0-1000 relative range")
-    return RELATIVE.convert_point((x, y), screen)
+    return (x, y)
+
+
+def _point(value, screen: Frame, file: Path, where: str) -> tuple[float, float]:
+    return RELATIVE.convert_point(_relative(value, file, where), screen)
 
 
 def _action(step: dict, screen: Frame, file: Path, where: str) -> Action:
@@ -54,7 +61,7 @@ def _action(step: dict, screen: Frame, file: Path, where: str) -> Action:
     info = step.get("info", "")
     if kind in ("CLICK", "LONG_PRESS") and isinstance(info, str) and info in _KEYS:
         return Action(type=_KEYS[info])
-    if kind == "CLICK" and info == "KEY_APPSELECT":
+    if kind in ("CLICK", "LONG_PRESS") and info == "KEY_APPSELECT":  # as format_converter.py reads it
         return Action(type=ActionType.KEY, keys=("app_switch",))
     if kind in ("CLICK", "LONG_PRESS"):
         if not isinstance(info, list) or len(info) != 1:
@@ -64,11 +71,12 @@ def _action(step: dict, screen: Frame, file: Path, where: str) -> Action:
     if kind == "SCROLL":
         if not isinstance(info, list) or len(info) != 2:
             raise record_error(file, where, f"SCROLL needs info [[x1, y1], [x2, y2]] (finger path), got {info!r}")
-        start, end = _point(info[0], screen, file, where), _point(info[1], screen, file, where)
+        start, end = _relative(info[0], file, where), _relative(info[1], file, where)
         return Action(
             type=ActionType.SCROLL,
-            point=start,
-            end_point=end,
+            point=RELATIVE.convert_point(start, screen),
+            end_point=RELATIVE.convert_point(end, screen),
+            # dominant axis on the 0-1000 values, as format_converter.py labels it (not in pixels)
             direction=direction_from_finger(start, end),
             frame=screen,
         )

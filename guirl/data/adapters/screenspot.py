@@ -12,11 +12,14 @@ Layouts read (SeeClick's and ScreenSpot-Pro's released JSON):
   ``{"img_filename", "bbox", "instruction", "data_type", "data_source"}``;
   ``bbox`` is **[x, y, w, h]** in pixels; ``data_type`` is ``text`` /
   ``icon``; the platform comes from the file name (or ``platform=``);
-  image size is read from the image.
+  image size is read from the image. Images live in ``screenspot_imgs/``
+  (SeeClick's v1 release) or ``screenspotv2_image/`` (OS-Copilot's v2
+  release, ``screenspot_{mobile,desktop,web}_v2.json``).
 - **ScreenSpot-Pro**: ``annotations/<app>_<os>.json`` lists of
   ``{"id", "img_filename", "bbox", "instruction", "application",
   "platform", "img_size", "ui_type", "group"}``; ``bbox`` is
   **[x1, y1, x2, y2]** in pixels and ``img_size`` is ``[w, h]``.
+  ``group`` is optional (the official evaluator reads it with a default).
 
 No scroll / swipe actions occur in these sets.
 """
@@ -42,16 +45,25 @@ def _platform_from_name(file: Path) -> str:
     )
 
 
+def default_image_dir(folder: Path, version: str) -> Path:
+    """Where a release keeps its screenshots, next to its annotation files in ``folder``."""
+    v2_dir = folder / "screenspotv2_image"  # OS-Copilot/ScreenSpot-v2 unzips screenspotv2_image.zip here
+    if version == "v2" and v2_dir.is_dir():
+        return v2_dir
+    return folder / "screenspot_imgs"
+
+
 def load_screenspot(
     file: str | Path, image_dir: str | Path | None = None, platform: str | None = None, version: str = "v1"
 ) -> list[Episode]:
     """ScreenSpot v1/v2 file -> grounding Episodes (box layout [x, y, w, h]).
 
     ``image_dir`` holds ``img_filename`` (default: ``screenspot_imgs`` next
-    to the file); ImageRef paths are relative to it.
+    to the file, or for v2 ``screenspotv2_image`` when that folder exists);
+    ImageRef paths are relative to it.
     """
     file = Path(file)
-    root = Path(image_dir) if image_dir is not None else file.parent / "screenspot_imgs"
+    root = Path(image_dir) if image_dir is not None else default_image_dir(file.parent, version)
     platform = platform or _platform_from_name(file)
     episodes = []
     for i, rec in enumerate(load_json_or_jsonl(file)):
@@ -113,7 +125,7 @@ def load_screenspot_pro(file: str | Path, image_dir: str | Path | None = None) -
             extra={
                 "platform": require(rec, "platform", str, file, where),
                 "element_type": require(rec, "ui_type", str, file, where),
-                "group": require(rec, "group", str, file, where),
+                "group": _optional_str(rec, "group", file, where),
                 "application": rec.get("application", ""),
             },
         )
@@ -129,3 +141,8 @@ def load_screenspot_pro(file: str | Path, image_dir: str | Path | None = None) -
             )
         )
     return episodes
+
+
+def _optional_str(rec: dict, key: str, file: Path, where: str) -> str:
+    """``rec[key]`` when present (then it must be a string), else ``""``."""
+    return require(rec, key, str, file, where) if rec.get(key) is not None else ""
