@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from guirl.actions import Action, ActionType, Frame, ParseFailure, parse_action
+from guirl.actions import Action, ActionType, Frame, ParseFailure, format_action, parse_action
 from guirl.actions.formats.litegui import parse_output
 from guirl.actions.formats.pyautogui import parse_pyautogui_program
 from guirl.actions.formats import extract_reasoning
-from guirl.actions.formats.qwen_mobile_use import extract_sub_goal
+from guirl.actions.formats.qwen_mobile_use import INFIGUI_MAX_PIXELS, extract_sub_goal
+from guirl.actions.formats.uis1 import UIS1_MAX_PIXELS, UIS1_MIN_PIXELS
 
 T = ActionType
 SCREEN = Frame.screen(1920, 1080)
@@ -248,3 +251,94 @@ def test_pyautogui_and_computer_13_leniencies() -> None:
     check("pyautogui.hotkey('ctrl', 'v', interval=0.1)", "pyautogui", type=T.KEY, keys=("ctrl", "v"))
     check('{"action_type": "CLICK", "parameters": {"button": "MIDDLE", "x": 1, "y": 2}}', "computer_13",
           type=T.MIDDLE_CLICK, point=(1, 2))
+
+
+# -- fidelity to the references' own parsers / executors (hand-written, after their documented formats) --
+
+
+def test_pyautogui_osworld_special_tokens_and_fences() -> None:
+    # OSWorld's prompt: "return ```WAIT```" / ```FAIL``` / ```DONE```, fenced on one line
+    check("```WAIT```", "pyautogui", type=T.WAIT)
+    check("The file is saved.\n```DONE```", "pyautogui", type=T.TERMINATE, status="success")
+    # every fenced block is code (OSWorld runs them all); a bare ``` fence has no language tag
+    program = "```python\npyautogui.click(1, 2)\n```\nthen\n```\npyautogui.write('a')\n```"
+    actions = parse_pyautogui_program(program, SCREEN)
+    assert isinstance(actions, list) and [a.type for a in actions] == [T.CLICK, T.TYPE]
+    # pyautogui's default button is "primary", the left one
+    check("pyautogui.dragTo(5, 6, duration=0.5, button='primary')", "pyautogui", type=T.DRAG, end_point=(5, 6))
+    check("pyautogui.mouseDown(button='primary')", "pyautogui", type=T.MOUSE_DOWN)
+
+
+def test_computer_13_special_tokens_and_key_spelling() -> None:
+    check("DONE", "computer_13", type=T.TERMINATE, status="success")
+    check("```FAIL```", "computer_13", type=T.TERMINATE, status="failure")
+    check("WAIT", "computer_13", type=T.WAIT)
+    # written bare: OSWorld's DesktopEnv.step ends an episode only for the string "DONE" / "FAIL"
+    assert format_action(Action(type=T.TERMINATE, status="failure"), "computer_13") == "FAIL"
+    assert format_action(Action(type=T.TERMINATE, status="success"), "computer_13") == "DONE"
+    assert format_action(Action(type=T.WAIT), "computer_13") == "WAIT"
+    # OSWorld's KEYBOARD_KEYS has ' ' and 'command', not 'space' / 'cmd'; its controller refuses others
+    written = format_action(Action(type=T.KEY, keys=("cmd", "space")), "computer_13")
+    assert json.loads(written) == {"action_type": "HOTKEY", "parameters": {"keys": ["command", " "]}}
+    check('{"action_type": "PRESS", "parameters": {"key": " "}}', "computer_13", type=T.KEY, keys=("space",))
+
+
+def test_qwen_computer_use_writes_what_its_executors_expect() -> None:
+    rel = Frame.relative(1000)
+
+    def args(action: Action) -> dict:
+        written = format_action(action, "qwen_computer_use")
+        return json.loads(written.split("<tool_call>\n")[1].split("\n</tool_call>")[0])["arguments"]
+
+    # the schema requires wait's time; 2 s is OSWorld's step pause
+    assert args(Action(type=T.WAIT, frame=rel)) == {"action": "wait", "time": 2}
+    # key names go to pyautogui.hotkey unchanged in ComputerSD: pyautogui spells the meta key "command"
+    assert args(Action(type=T.KEY, keys=("cmd", "c"), frame=rel)) == {"action": "key", "keys": ["command", "c"]}
+    assert args(Action(type=T.TERMINATE, frame=rel)) == {"action": "terminate", "status": "success"}
+    # ComputerSD keeps the first line that starts with "Action:" (any case)
+    out = ('action: Open the File menu.\nAction: a second line\n<tool_call>\n{"name": "computer_use", '
+           '"arguments": {"action": "left_click", "coordinate": [10, 20]}}\n</tool_call>')
+    check(out, "qwen_computer_use", rel, type=T.CLICK, point=(10, 20), description="Open the File menu.")
+    # OSWorld's Qwen3-VL executor maps x * W / 999: with Frame.relative(999), 999 -> the right edge 1920
+    action = check('<tool_call>{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": '
+                   "[999, 0]}}</tool_call>", "qwen_computer_use", Frame.relative(999), type=T.CLICK, point=(999, 0))
+    assert action.to_frame(SCREEN).point == pytest.approx((1920, 0))
+
+
+def test_mobile_use_writes_required_arguments_and_adb_keys() -> None:
+    frame = Frame(kind="resized")
+    # the schema requires time (wait, long_press) and status (terminate)
+    assert _action_json(Action(type=T.WAIT, frame=frame)) == {"action": "wait", "time": 2}
+    assert _action_json(Action(type=T.LONG_PRESS, point=(5, 6), frame=frame)) == {
+        "action": "long_press", "coordinate": [5, 6], "time": 2}
+    assert _action_json(Action(type=T.TERMINATE, frame=frame)) == {"action": "terminate", "status": "success"}
+    # adb keyevent names: volume_up, and Android's DEL is backspace (FORWARD_DEL is delete)
+    assert _action_json(Action(type=T.KEY, keys=("volumeup",), frame=frame)) == {"action": "key", "text": "volume_up"}
+    assert _action_json(Action(type=T.KEY, keys=("backspace",), frame=frame)) == {"action": "key", "text": "del"}
+    check('<action>{"action": "key", "text": "KEYCODE_DEL"}</action>', "uis1", frame, type=T.KEY, keys=("backspace",))
+    check('<action>{"action": "key", "text": "forward_del"}</action>', "uis1", frame, type=T.KEY, keys=("delete",))
+
+
+def _action_json(action: Action) -> dict:
+    written = format_action(action, "uis1")
+    return json.loads(written.split("<action>\n")[1].split("\n</action>")[0])
+
+
+def test_infigui_reads_only_after_the_reasoning() -> None:
+    # InfiGUI-R1's scorer splits at the last </think>: a call quoted in the reasoning is not the answer
+    quoted = ('<think>Last time I sent {"name": "mobile_use", "arguments": {"action": "wait", "time": 1}}. '
+              '<step>Open Wi-Fi</step></think>\n<tool_call>\n{"name": "mobile_use", "arguments": '
+              '{"action": "click", "coordinate": [364, 518]}}\n</tool_call>')
+    check(quoted, "qwen_mobile_use", Frame.resized(1080, 2400), type=T.CLICK, point=(364, 518))
+    refuse('<think><tool_call>{"name": "mobile_use", "arguments": {"action": "wait"}}</tool_call></think>',
+           "qwen_mobile_use", "no {")
+
+
+def test_reference_resize_bounds() -> None:
+    # InfiGUI-R1 eval, max_pixels = 6400*28*28 = 5,017,600 > 1080*2400 = 2,592,000: no shrink, sides are
+    # rounded to multiples of 28: 1080/28 = 38.6 -> 39*28 = 1092, 2400/28 = 85.7 -> 86*28 = 2408
+    frame = Frame.resized(1080, 2400, max_pixels=INFIGUI_MAX_PIXELS)
+    assert (frame.width, frame.height) == (1092, 2408)
+    # UI-S1: up to 12800 tokens of 28x28 (10,035,200 px): same screen, same rounding
+    frame = Frame.resized(1080, 2400, min_pixels=UIS1_MIN_PIXELS, max_pixels=UIS1_MAX_PIXELS)
+    assert (frame.width, frame.height) == (1092, 2408)

@@ -80,7 +80,8 @@ SPECS: dict[str, dict[ActionType, st.SearchStrategy[dict]]] = {
         T.TYPE: fields({"text": text}, {"description": description}),
         T.ANSWER: fields({"text": text}, {"description": description}),
         T.KEY: fields({"keys": keys}, {"description": description}),
-        T.WAIT: fields({}, {"amount": seconds, "description": description}),
+        # the tool requires wait's time: a WAIT without one is written with a default (see examples)
+        T.WAIT: fields({"amount": seconds}, {"description": description}),
         T.TERMINATE: fields({"status": status}, {"description": description}),
     },
     "pyautogui": {
@@ -115,7 +116,9 @@ SPECS: dict[str, dict[ActionType, st.SearchStrategy[dict]]] = {
 }
 _MOBILE = {
     T.CLICK: fields({"point": point}),
-    T.LONG_PRESS: fields({"point": point}, {"amount": seconds}),
+    # mobile_use requires long_press/wait time and terminate status: actions without them are
+    # written with defaults (tested in test_actions_examples.py), so they do not round-trip
+    T.LONG_PRESS: fields({"point": point, "amount": seconds}),
     T.SWIPE: st.one_of(fields({"point": point, "end_point": point}), fields({"direction": direction}, {"point": point})),
     T.TYPE: fields({"text": text}),
     T.ANSWER: fields({"text": text}),
@@ -124,8 +127,8 @@ _MOBILE = {
     T.BACK: NOTHING,
     T.HOME: NOTHING,
     T.ENTER: NOTHING,
-    T.WAIT: fields({}, {"amount": seconds}),
-    T.TERMINATE: fields({}, {"status": status}),
+    T.WAIT: fields({"amount": seconds}),
+    T.TERMINATE: fields({"status": status}),
 }
 SPECS["qwen_mobile_use"] = _MOBILE
 SPECS["uis1"] = _MOBILE

@@ -16,13 +16,25 @@ guirl mapping and its choices:
   the *finger* direction, so guirl stores the opposite (content) direction,
   and writes it back flipped.
 - ``long_press`` / ``wait`` ``time`` is kept in ``Action.amount`` (seconds).
+  The schema requires ``time`` for both (the cookbook executor reads
+  ``params["time"]``), so an action without an amount is written with
+  :data:`DEFAULT_WAIT_SECONDS` / :data:`DEFAULT_LONG_PRESS_SECONDS`.
 - ``system_button`` Back/Home/Enter -> BACK/HOME/ENTER; Menu -> KEY ``menu``
   (written back as ``{"action": "key", "text": "menu"}``).
-- ``terminate`` status accepts ``fail``/``failure``/``success``/``complete``.
+- ``key`` ``text`` is an adb keyevent name (``volume_up``, ``KEYCODE_DEL``):
+  names are normalised as everywhere in guirl (``volume_up`` -> ``volumeup``)
+  except that Android's ``DEL`` is backspace and ``FORWARD_DEL`` delete. A
+  single key is written back in adb spelling (:data:`GUIRL_TO_ADB`).
+- ``terminate`` status accepts ``fail``/``failure``/``success``/``complete``;
+  the schema requires it, so a TERMINATE without a status is written as
+  ``success``.
+- ``answer`` is in UI-S1's action space but not in the Qwen cookbook's or
+  InfiGUI-R1's ``mobile_use`` enum; guirl reads and writes it for both.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from guirl.actions.formats._common import (
@@ -61,6 +73,43 @@ MOBILE_TYPES = frozenset(
 )
 
 _BUTTONS = {"back": ActionType.BACK, "home": ActionType.HOME, "enter": ActionType.ENTER}
+#: ``time`` written when an action carries none: the tool schema requires it for
+#: ``wait`` and ``long_press`` (its executor reads ``params["time"]``). guirl's choice.
+DEFAULT_WAIT_SECONDS = 2
+DEFAULT_LONG_PRESS_SECONDS = 2
+#: adb keyevent names (``KEYCODE_`` stripped, squashed) whose guirl name differs:
+#: Android's ``DEL`` is backspace and ``FORWARD_DEL`` is delete.
+_ADB_TO_GUIRL = {"del": "backspace", "forwarddel": "delete"}
+#: guirl key name -> adb keyevent spelling, for a single key written back.
+GUIRL_TO_ADB = {
+    "backspace": "del",
+    "delete": "forward_del",
+    "esc": "escape",
+    "volumeup": "volume_up",
+    "volumedown": "volume_down",
+    "volumemute": "volume_mute",
+    "pageup": "page_up",
+    "pagedown": "page_down",
+    "capslock": "caps_lock",
+    "appswitch": "app_switch",
+    "dpadup": "dpad_up",
+    "dpaddown": "dpad_down",
+    "dpadleft": "dpad_left",
+    "dpadright": "dpad_right",
+    "dpadcenter": "dpad_center",
+    "mediaplaypause": "media_play_pause",
+}
+
+
+def _adb_keys(raw: str | None) -> tuple[str, ...] | None:
+    """Keys of an adb keyevent name (``volume_up``, ``KEYCODE_DEL``) or a combination (``ctrl+a``)."""
+    if raw is None:
+        return None
+    squashed = re.sub(r"[\s_\-]+", "", raw.lower())
+    squashed = squashed[7:] if squashed.startswith("keycode") and len(squashed) > 7 else squashed
+    if squashed in _ADB_TO_GUIRL:
+        return (_ADB_TO_GUIRL[squashed],)
+    return split_key_combo(raw)
 _BUTTON_NAMES = {ActionType.BACK: "Back", ActionType.HOME: "Home", ActionType.ENTER: "Enter"}
 
 
@@ -100,7 +149,7 @@ def mobile_args_to_action(fmt: str, args: dict, text: str, frame: Frame) -> Acti
             return fail(fmt, f"{kind.value} needs a text string", text)
         fields["text"] = value
     elif kind is ActionType.KEY:
-        keys = split_key_combo(as_text(args.get("text", args.get("key"))) or "")
+        keys = _adb_keys(as_text(args.get("text", args.get("key"))))
         if keys is None:
             return fail(fmt, "key needs the key name in text", text)
         fields["keys"] = keys
@@ -123,8 +172,8 @@ def action_to_mobile_args(fmt: str, action: Action) -> dict[str, Any]:
         if point is None:
             raise missing(fmt, action, "a point or box")
         args: dict[str, Any] = {"action": kind.value, "coordinate": fmt_point(point)}
-        if kind is ActionType.LONG_PRESS and action.amount is not None:
-            args["time"] = fmt_number(action.amount)
+        if kind is ActionType.LONG_PRESS:
+            args["time"] = DEFAULT_LONG_PRESS_SECONDS if action.amount is None else fmt_number(action.amount)
         return args
     if kind is ActionType.SWIPE:
         args = {"action": "swipe"}
@@ -144,10 +193,12 @@ def action_to_mobile_args(fmt: str, action: Action) -> dict[str, Any]:
     if kind is ActionType.KEY:
         if not action.keys:
             raise missing(fmt, action, "keys")
+        if len(action.keys) == 1:
+            return {"action": "key", "text": GUIRL_TO_ADB.get(action.keys[0], action.keys[0])}
         return {"action": "key", "text": "+".join(action.keys)}
     if kind in _BUTTON_NAMES:
         return {"action": "system_button", "button": _BUTTON_NAMES[kind]}
     if kind is ActionType.WAIT:
-        return {"action": "wait"} if action.amount is None else {"action": "wait", "time": fmt_number(action.amount)}
-    # terminate
-    return {"action": "terminate"} if action.status is None else {"action": "terminate", "status": action.status}
+        return {"action": "wait", "time": DEFAULT_WAIT_SECONDS if action.amount is None else fmt_number(action.amount)}
+    # terminate: the schema requires a status; an action without one is written as success
+    return {"action": "terminate", "status": action.status or "success"}

@@ -27,7 +27,17 @@ guirl mapping and choices:
   reading, a MOVE_TO directly followed by a DRAG_TO merges into that DRAG.
   Otherwise the first dict with an ``action_type`` is the action. Code fences
   and text around the JSON are tolerated; parameters placed next to
-  ``action_type`` (without ``parameters``) are read too.
+  ``action_type`` (without ``parameters``) are read too, as OSWorld's
+  controller (``desktop_env/controllers/python.py``) does.
+- OSWorld's prompt asks for ``WAIT`` / ``FAIL`` / ``DONE`` alone (often fenced
+  as ```` ```DONE``` ````) and its ``parse_actions_from_string`` accepts the
+  bare word; guirl reads that and the dict form ``{"action_type": "DONE"}``.
+  They are *written* bare: ``DesktopEnv.step`` (``desktop_env/desktop_env.py``)
+  ends the episode only when the action is the string ``"DONE"`` / ``"FAIL"``
+  (a dict is accepted but compared with the string, so it never finishes).
+- Keys are written in the spelling of OSWorld's ``KEYBOARD_KEYS`` (its
+  controller refuses any other): guirl ``cmd`` -> ``command``, ``space`` ->
+  ``" "`` (the list has no ``"space"``).
 
 Frame: screen pixels (``Frame.screen()``).
 """
@@ -48,7 +58,7 @@ from guirl.actions.formats._common import (
     missing,
     unsupported,
 )
-from guirl.actions.formats.pyautogui import PYAUTOGUI_KEY_NAMES
+from guirl.actions.formats.pyautogui import PYAUTOGUI_KEY_NAMES, extract_code
 from guirl.actions.formats.registry import ActionFormat, register_format
 from guirl.actions.frames import Frame
 from guirl.actions.names import normalize_key
@@ -77,6 +87,10 @@ _OSWORLD_TYPES = {
     "DONE": _T.TERMINATE,
 }
 SUPPORTED = frozenset({*_OSWORLD_TYPES.values(), _T.TRIPLE_CLICK, _T.MIDDLE_CLICK})
+_SPECIAL = ("WAIT", "FAIL", "DONE")
+#: guirl key name -> the spelling in OSWorld's ``KEYBOARD_KEYS`` (its executor refuses other names;
+#: the list has ``' '`` but not ``'space'``, and ``'command'`` but not ``'cmd'``).
+COMPUTER_13_KEY_NAMES = {**PYAUTOGUI_KEY_NAMES, "space": " "}
 _CLICKS = {("left", 1): _T.CLICK, ("left", 2): _T.DOUBLE_CLICK, ("left", 3): _T.TRIPLE_CLICK}
 _CLICKS.update({("right", 1): _T.RIGHT_CLICK, ("middle", 1): _T.MIDDLE_CLICK})
 
@@ -151,6 +165,9 @@ def parse(text: str, frame: Frame) -> Action | ParseFailure:
     """Parse one computer_13 output (see module docstring)."""
     found = [obj for _, obj in iter_json_objects(text) if "action_type" in obj][:2]
     if not found:
+        token = extract_code(text).strip().upper()
+        if token in _SPECIAL:  # OSWorld's prompt: answer ```WAIT```, ```FAIL``` or ```DONE``` alone
+            return build(NAME, text, frame, **_fields(token, {}))  # type: ignore[arg-type]
         return fail(NAME, 'no {"action_type": ...} object found', text)
     first = _read(found[0])
     if isinstance(first, str):
@@ -167,7 +184,7 @@ def _xy_params(point: tuple[float, float]) -> dict[str, int | float]:
 
 
 def _key_name(key: str) -> str:
-    return PYAUTOGUI_KEY_NAMES.get(key, key)
+    return COMPUTER_13_KEY_NAMES.get(key, key)
 
 
 def _to_dicts(action: Action) -> list[dict[str, Any]]:
@@ -210,15 +227,18 @@ def _to_dicts(action: Action) -> list[dict[str, Any]]:
             return [{"action_type": "HOTKEY", "parameters": {"keys": [_key_name(k) for k in action.keys]}}]
         name = {_T.KEY: "PRESS", _T.KEY_DOWN: "KEY_DOWN", _T.KEY_UP: "KEY_UP"}[kind]
         return [{"action_type": name, "parameters": {"key": _key_name(k)}} for k in action.keys]
-    if kind is _T.WAIT:
-        return [{"action_type": "WAIT"}]
-    if kind is _T.TERMINATE:
-        return [{"action_type": "FAIL" if action.status == "failure" else "DONE"}]
     raise unsupported(NAME, action, SUPPORTED)
 
 
 def format(action: Action) -> str:
-    """Write ``action`` as a computer_13 JSON dict (a list of two for a DRAG with a start)."""
+    """Write ``action`` as a computer_13 JSON dict (a list of two for a DRAG with a start).
+
+    WAIT and TERMINATE are written as OSWorld's bare ``WAIT`` / ``DONE`` / ``FAIL``.
+    """
+    if action.type is _T.WAIT:
+        return "WAIT"
+    if action.type is _T.TERMINATE:
+        return "FAIL" if action.status == "failure" else "DONE"
     dicts = _to_dicts(action)
     return dumps(dicts[0] if len(dicts) == 1 else dicts)
 

@@ -12,9 +12,12 @@ an ``(x, y)`` tuple), ``doubleClick``, ``tripleClick``, ``rightClick``,
 ``mouseUp`` (left button), ``scroll`` / ``vscroll`` / ``hscroll``,
 ``typewrite`` / ``write`` (a string), ``press`` (one key), ``hotkey``,
 ``keyDown`` / ``keyUp``, and ``time.sleep``; ``import`` lines are skipped.
-OSWorld's special outputs ``WAIT``, ``DONE`` and ``FAIL`` (alone, or as a
-statement) become WAIT and TERMINATE success / failure. Code inside a
-```` ```python ```` fence is used when there is one.
+OSWorld's special outputs ``WAIT``, ``DONE`` and ``FAIL`` (alone, fenced as
+```` ```WAIT``` ````, or as a statement) become WAIT and TERMINATE success /
+failure. As in OSWorld's ``parse_code_from_string`` (``mm_agents/agent.py``),
+the code is every fenced block (```` ```python ```` or bare ```` ``` ````),
+joined in order, or the whole text when there is none. ``button="primary"``
+(pyautogui's default) is the left button.
 
 A program may hold several statements: :func:`parse_pyautogui_program`
 returns them all; the registered parser returns the *first* action, except
@@ -97,9 +100,25 @@ class _Refuse(Exception):
     """Internal: this statement cannot be read (message says why)."""
 
 
-def _code_of(text: str) -> str:
-    fenced = re.search(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", text[:MAX_CODE_CHARS * 2], re.DOTALL)
-    return (fenced.group(1) if fenced else text).strip()
+#: One fenced block (closing fence optional at the end of the text).
+_FENCE = re.compile(r"```(.*?)(?:```|\Z)", re.DOTALL)
+
+
+def extract_code(text: str) -> str:
+    """The code of ``text``: every fenced block joined in order (OSWorld runs them all), else the text.
+
+    A first line that is one bare word other than WAIT / DONE / FAIL is a
+    language tag (```` ```python ````) and is dropped.
+    """
+    blocks = []
+    for match in _FENCE.finditer(text[: MAX_CODE_CHARS * 2]):
+        body = re.sub(r"\A(?:python3?|py)(?=\s)", "", match.group(1), flags=re.IGNORECASE)
+        first, _, rest = body.partition("\n")
+        if re.fullmatch(r"[ \t]*[A-Za-z][\w+-]*[ \t]*", first) and first.strip().upper() not in _TOKENS:
+            body = rest
+        if body.strip():
+            blocks.append(body.strip())
+    return "\n".join(blocks) if blocks else text.strip()
 
 
 def _literal(node: ast.AST) -> Any:
@@ -136,11 +155,12 @@ def _point(args: dict[str, Any], required: bool, func: str) -> tuple[float, floa
     return point
 
 
-def _button(args: dict[str, Any], func: str, allowed: tuple[str, ...] = ("left",)) -> str:
+def _button(args: dict[str, Any], func: str, allowed: tuple[str, ...] = ("left", "primary")) -> str:
+    """The button argument, lower-cased (pyautogui's default ``primary`` is the left button)."""
     button = args.get("button", "left")
     if not isinstance(button, str) or button.lower() not in allowed:
         raise _Refuse(f"{func}: button {str(button)[:20]!r} is not one of {list(allowed)}")
-    return button.lower()
+    return {"primary": "left", "secondary": "right"}.get(button.lower(), button.lower())
 
 
 def _key_names(value: Any, func: str) -> tuple[str, ...]:
@@ -166,7 +186,6 @@ def _call_fields(func: str, call: ast.Call) -> dict[str, Any]:
         button = {"rightClick": "right", "middleClick": "middle"}.get(func) or _button(
             args, func, ("left", "right", "middle", "primary", "secondary")
         )
-        button = {"primary": "left", "secondary": "right"}.get(button, button)
         kind = _CLICK_TYPES.get((button, clicks)) if isinstance(clicks, int) else None
         if kind is None:
             raise _Refuse(f"{func} with button={button!r}, clicks={clicks!r} is not one action")
@@ -231,7 +250,7 @@ def parse_pyautogui_program(text: str, frame: Frame | None = None) -> list[Actio
     if not isinstance(text, str):
         return ParseFailure(reason=f"{NAME}: expected model output as str, got {type(text).__name__}")
     frame = frame if frame is not None else Frame.screen()
-    code = _code_of(text)
+    code = extract_code(text)
     if code.upper() in _TOKENS:
         action = build(NAME, text, frame, **_TOKENS[code.upper()])
         return action if isinstance(action, ParseFailure) else [action]

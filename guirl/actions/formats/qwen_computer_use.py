@@ -7,7 +7,9 @@ Output (METHODS.md sec. 2)::
     {"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [27, 14]}}
     </tool_call>
 
-The ``Action:`` line (optional) becomes ``Action.description``. Argument
+The ``Action:`` line (optional; the first line starting with ``Action:``,
+any case, as ComputerSD's ``online-rl/agents/qwen3vl_agent.py`` reads it)
+becomes ``Action.description``. Argument
 names follow the ``computer_use`` tool of the Qwen2.5-VL / Qwen3-VL cookbooks
 (``cookbooks/utils/agent_function_call.py``): ``key`` with ``keys`` (list,
 pressed together), ``type`` / ``answer`` with ``text``, ``mouse_move``,
@@ -21,17 +23,36 @@ guirl choices:
 
 - ``left_click_drag`` -> DRAG with ``end_point`` = ``coordinate``;
   ``start_coordinate`` (Anthropic's spelling, some agents add it) -> ``point``.
+  The Qwen schema has no start: ComputerSD's and OSWorld's executors ignore
+  ``start_coordinate`` and drag from wherever the cursor is.
 - ``scroll``: the tool says positive ``pixels`` scroll up, i.e. the wheel
   moves up and content above comes into view: guirl ``direction="up"``.
   ``hscroll``: positive = right (it runs ``pyautogui.hscroll``, positive
   right). ``amount`` = ``abs(pixels)``; an action without an amount is written
   with :data:`DEFAULT_SCROLL_PIXELS`. ``coordinate`` on scroll -> ``point``.
-- ``wait`` ``time`` -> ``Action.amount`` (seconds).
+- ``wait`` ``time`` -> ``Action.amount`` (seconds). The schema requires
+  ``time`` for ``wait`` and ``status`` for ``terminate``: a WAIT without an
+  amount is written with :data:`DEFAULT_WAIT_SECONDS`, a TERMINATE without a
+  status as ``success`` (what ComputerSD's executor assumes).
+- ``key`` names are written in pyautogui's spelling (guirl ``cmd`` ->
+  ``command``): ComputerSD and OSWorld's Qwen agents pass them straight to
+  ``pyautogui.hotkey`` / ``press``.
+
+Where the references disagree (guirl keeps the cookbook's reading):
+
+- ``hscroll``: the cookbook describes it as "mapped to regular scroll",
+  OSWorld's Qwen agent runs ``pyautogui.scroll`` for it and ComputerSD's
+  executor drops it; guirl reads it as a horizontal scroll (left / right).
+- Relative scale: the cookbook declares a 1000x1000 display, but OSWorld's and
+  ComputerSD's Qwen3-VL executors map ``x * W / 999``; pass
+  ``Frame.relative(999)`` to reproduce their clicks to the pixel.
 
 Frame: Qwen3-VL writes 0-1000 relative coordinates (the cookbook declares a
 1000x1000 display), so the default is ``Frame.relative(1000)``. Qwen2.5-VL
 writes absolute pixels of the smart-resized screenshot: pass
-``Frame.resized(screen_w, screen_h)``.
+``Frame.resized(screen_w, screen_h)``. ComputerSD's Qwen3-VL "absolute" mode
+resizes with factor 32 and ``max_pixels = 16 * 16 * 4 * 12800``: pass
+``Frame.resized(w, h, factor=32, max_pixels=16 * 16 * 4 * 12800)``.
 """
 
 from __future__ import annotations
@@ -52,6 +73,7 @@ from guirl.actions.formats._common import (
     normalize_status,
     unsupported,
 )
+from guirl.actions.formats.pyautogui import PYAUTOGUI_KEY_NAMES
 from guirl.actions.formats.qwen_mobile_use import find_tool_call
 from guirl.actions.formats.registry import ActionFormat, register_format
 from guirl.actions.frames import Frame
@@ -62,6 +84,9 @@ NAME = "qwen_computer_use"
 TOOL_NAME = "computer_use"
 #: Scroll size written for an action that carries no amount.
 DEFAULT_SCROLL_PIXELS = 5
+#: ``time`` written for a WAIT without an amount: the tool schema requires it, and 2 s is
+#: OSWorld's default pause after every step (``DesktopEnv.step(pause=2)``).
+DEFAULT_WAIT_SECONDS = 2
 
 _CLICKS = {
     "left_click": ActionType.CLICK,
@@ -145,8 +170,9 @@ def parse(text: str, frame: Frame) -> Action | ParseFailure:
     scanned = text[:100_000]
     opening = re.search(r"(?m)^[ \t]*<tool_call>", scanned) or re.search(r"<tool_call>", scanned)
     head = scanned[: opening.start()] if opening else scanned
-    lines = re.findall(r"Action:[ \t]*(.*)", head)
-    description = lines[-1].strip() if lines and lines[-1].strip() else None
+    # ComputerSD / OSWorld's Qwen agents keep the first line that starts with "Action:" (any case)
+    line = re.search(r"(?im)^[ \t]*action:[ \t]*(.*?)[ \t]*$", head)
+    description = line.group(1) if line and line.group(1) else None
     return args_to_action(args, text, frame, description)
 
 
@@ -184,9 +210,11 @@ def action_to_args(action: Action) -> dict[str, Any]:
     if kind is ActionType.KEY:
         if not action.keys:
             raise missing(NAME, action, "keys")
-        return {"action": "key", "keys": list(action.keys)}
+        # executors (ComputerSD, OSWorld's Qwen agents) hand the names to pyautogui.hotkey/press
+        return {"action": "key", "keys": [PYAUTOGUI_KEY_NAMES.get(k, k) for k in action.keys]}
     if kind is ActionType.WAIT:
-        return {"action": "wait"} if action.amount is None else {"action": "wait", "time": fmt_number(action.amount)}
+        seconds = DEFAULT_WAIT_SECONDS if action.amount is None else fmt_number(action.amount)
+        return {"action": "wait", "time": seconds}
     if kind is ActionType.TERMINATE:
         return {"action": "terminate", "status": action.status or "success"}
     raise unsupported(NAME, action, SUPPORTED)

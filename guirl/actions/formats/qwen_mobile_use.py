@@ -15,14 +15,18 @@ step's sub-goal inside ``<step>``; the action is one ``mobile_use`` call in
 compares it with the ground-truth sub-goal). The argument dict is described
 in :mod:`guirl.actions.formats._mobile`.
 
-Like InfiGUI-R1's own scorer, a missing ``</tool_call>`` or missing
-``<tool_call>`` tags are tolerated when a ``{"name": ..., "arguments": ...}``
-object is present.
+Like InfiGUI-R1's own scorer, only the text after the last ``</think>`` is
+searched (a tool call quoted inside the reasoning is not the answer), and a
+missing ``</tool_call>`` or missing ``<tool_call>`` tags are tolerated when a
+``{"name": ..., "arguments": ...}`` object is present.
 
 Frame: InfiGUI-R1 (Qwen2.5-VL) writes absolute pixels of the smart-resized
 image, so the default frame is ``resized`` (size unknown until a screenshot
-is seen: pass ``Frame.resized(w, h, ...)`` to convert). For a Qwen3-VL policy
-pass ``Frame.relative(1000)``.
+is seen: pass ``Frame.resized(w, h, ...)`` to convert). Its AndroidControl
+evaluation resizes with ``max_pixels = 6400 * 28 * 28``
+(:data:`INFIGUI_MAX_PIXELS`), not the processor default: pass
+``Frame.resized(w, h, max_pixels=INFIGUI_MAX_PIXELS)`` to match it. For a
+Qwen3-VL policy pass ``Frame.relative(1000)``.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from __future__ import annotations
 import re
 
 from guirl.actions.formats._common import (
+    MAX_SCAN_CHARS,
     decode_json_at,
     dumps,
     fail,
@@ -44,6 +49,8 @@ from guirl.actions.types import Action, ParseFailure
 
 NAME = "qwen_mobile_use"
 TOOL_NAME = "mobile_use"
+#: ``max_pixels`` of InfiGUI-R1's AndroidControl evaluation (``eval/android_control/android_control.py``).
+INFIGUI_MAX_PIXELS = 6400 * 28 * 28
 
 
 def find_tool_call(text: str, tool_name: str) -> dict | str:
@@ -68,7 +75,8 @@ def find_tool_call(text: str, tool_name: str) -> dict | str:
 
 def parse(text: str, frame: Frame) -> Action | ParseFailure:
     """Parse one InfiGUI-R1 / Qwen mobile_use output (see module docstring)."""
-    args = find_tool_call(text, TOOL_NAME)
+    end = text.rfind("</think>", 0, MAX_SCAN_CHARS)
+    args = find_tool_call(text[end + len("</think>") :] if end != -1 else text, TOOL_NAME)
     if isinstance(args, str):
         return fail(NAME, args, text)
     return mobile_args_to_action(NAME, args, text, frame)

@@ -24,7 +24,11 @@ so a swipe here is a finger movement; guirl keeps both points unchanged.
 
 Frame: UI-S1-7B is Qwen2.5-VL, which writes absolute pixels of the resized
 image, so the default frame is ``resized`` (size unknown; pass
-``Frame.resized(w, h, ...)`` to convert).
+``Frame.resized(w, h, ...)`` to convert). UI-S1 resizes with 1 to 12800
+tokens of 28x28 pixels (``x/qwen/image.py``: ``update_image_size_``), not the
+processor default: pass ``Frame.resized(w, h, min_pixels=UIS1_MIN_PIXELS,
+max_pixels=UIS1_MAX_PIXELS)``. Its data writers round coordinates to
+integers (``x/data/agent/base.py``); ``format`` writes them as given.
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ from guirl.actions.frames import Frame
 from guirl.actions.types import Action, ParseFailure
 
 NAME = "uis1"
+#: UI-S1's smart_resize bounds: 1 and 12800 tokens of 28x28 pixels.
+UIS1_MIN_PIXELS = 28 * 28
+UIS1_MAX_PIXELS = 12800 * 28 * 28
 
 
 def parse(text: str, frame: Frame) -> Action | ParseFailure:
