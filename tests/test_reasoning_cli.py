@@ -78,7 +78,10 @@ def test_model_teacher_and_bottleneck_cli(sim, tmp_path):
     assert counts["reasoning/teacher_steps"] == 2 and counts["reasoning/teacher_attempts"] >= 2
     assert counts["reasoning/kept"] + counts["reasoning/rejected_no_reasoning"] + counts[
         "reasoning/rejected_wrong_action"] == counts["reasoning/teacher_attempts"]
-    read_episodes(out / "episodes.jsonl")
+    # a random-weight teacher never writes <think> reasoning: both steps use both attempts (2 x 2 = 4),
+    # all rejected, and no rejected step may reach the written dataset
+    assert counts["reasoning/teacher_attempts"] == 4 and counts["reasoning/rejected_no_reasoning"] == 4
+    assert counts["reasoning/kept"] == 0 and read_episodes(out / "episodes.jsonl") == []
     out = tmp_path / "bottleneck"
     assert _run("--episodes", str(sim), "--out", str(out), "--bottleneck-model", model, "--samples", "2",
                 "--max-steps", "2", "--max-new-tokens", "8") == 0

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from guirl.commands.train import METHODS, _resolve
 from guirl.config import load_config
@@ -25,4 +26,19 @@ def test_recipe_loads(path):
     method = found.group(1)
     assert method in METHODS, f"{path.name}: unknown method {method!r}"
     cfg = load_config(_resolve(METHODS[method][0]), path)
-    assert cfg.model_dump()  # validated, every field known
+    # every value the recipe sets reaches the config (not dropped, not left at its default)
+    _assert_applied(yaml.safe_load(text), cfg.model_dump(), path.name)
+
+
+def _assert_applied(written, loaded, where: str) -> None:
+    if isinstance(written, dict):
+        assert isinstance(loaded, dict), where
+        for key, value in written.items():
+            assert key in loaded, f"{where}: {key} missing from the loaded config"
+            _assert_applied(value, loaded[key], f"{where}.{key}")
+    elif isinstance(written, list) and isinstance(loaded, (list, tuple)):
+        assert len(written) == len(loaded), where
+        for i, (w, v) in enumerate(zip(written, loaded, strict=True)):
+            _assert_applied(w, v, f"{where}[{i}]")
+    else:
+        assert loaded == written, f"{where}: recipe says {written!r}, config holds {loaded!r}"

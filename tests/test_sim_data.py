@@ -54,6 +54,10 @@ def test_error_recovery_pairs(dataset):
     recovery = read_episodes(dataset / "trajectories" / "recovery.jsonl")
     assert recovery, "recovery_prob=0.5 over ~20 steps should give some pairs"
     by_id = {e.id: e.steps[0] for e in recovery}
+    # every record is one half of an (escape, back) pair: without this the loop below could check nothing
+    escapes = [i for i, step in by_id.items() if step.label is StepLabel.ERROR_ESCAPE]
+    assert escapes and 2 * len(escapes) == len(by_id)
+    assert all(by_id[i.replace("-escape", "-back")].label is StepLabel.BACK_ON_TRACK for i in escapes)
     for episode_id, step in by_id.items():
         if step.label is StepLabel.ERROR_ESCAPE:
             back = by_id[episode_id.replace("-escape", "-back")]

@@ -46,7 +46,10 @@ def test_spans_weights_and_labels_only_on_the_answer(tmp_path):
     policy = load_policy(model_dir)
     cfg = SFTConfig(model=str(model_dir), train_data=[str(data)], alpha_action=2.0, alpha_grounding=4.0)
     examples = build_examples(cfg.train_data, cfg, seed=0)
-    assert len(examples) >= 8  # 8 steps + direct-action copies of some of the 4 with reasoning
+    # 8 steps, the odd ones with reasoning; direct_fraction 0.5 adds reasoning-free copies of some of those 4
+    assert sorted(ex.episode.id for ex in examples if ex.reasoning) == ["e1", "e3", "e5", "e7"]
+    copies = [ex.episode.id for ex in examples if ex.reasoning is None and ex.step.reasoning]
+    assert 1 <= len(copies) <= 4 and len(set(copies)) == len(copies) and len(examples) == 8 + len(copies)
     batch = SFTCollator(policy.processor, policy.frame_for, cfg)(examples[:2])
     labelled = batch["labels"] != -100
     # weights exist exactly where labels do; reasoning 1, action 2, coordinates 4
