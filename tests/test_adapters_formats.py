@@ -100,7 +100,7 @@ def test_gui_odyssey_relative_1000_and_finger_scroll():
     assert acts[1].point == pytest.approx((50, 160)) and acts[1].end_point == pytest.approx((50, 40))
     assert acts[2].type is ActionType.TYPE and acts[2].text == "hello"
     assert acts[3].type is ActionType.TERMINATE and acts[3].status == "success"
-    assert ep.extra["match_rule"] == "aitw" and ep.task == "General_Tool"
+    assert ep.extra["match_rule"] == "odyssey" and ep.task == "General_Tool"
 
 
 def test_aitw_y_first_normalised_and_step_order():

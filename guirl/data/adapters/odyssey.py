@@ -19,10 +19,10 @@ the finger's dominant axis *in 0-1000 units* (finger moving up ->
 keeps the path as ``point`` -> ``end_point`` and sets ``direction`` to where
 the content view moves, i.e. the opposite of the finger (finger up ->
 ``down``). Click targets are points; GUI-Odyssey's evaluator
-(``GUIOdyssey_action_matching.py``) accepts a click within normalised
-distance 0.14 of the target - what the ``aitw`` rule does when there is no
-a11y tree - and typed text by ANLS >= 0.5, so Episodes record
-``match_rule: aitw`` and ``value_rule: anls``.
+(``GUIOdyssey_action_matching.py``) accepts a click inside the target's
+box as given or within normalised distance 0.14 of the target point, and
+typed text by ANLS >= 0.5, so Episodes record ``match_rule: odyssey`` (its
+``click_matching``) and ``value_rule: anls``.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def load_gui_odyssey(files: str | Path | list[str | Path], image_dir: str | Path
                     platform="mobile",
                     task=task.get("category"),
                     extra={
-                        "match_rule": "aitw",
+                        "match_rule": "odyssey",
                         "value_rule": "anls",
                         "task": task.get("task", ""),
                         "apps": task.get("app", []),
