@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.guirl-installed
 
-.PHONY: setup demo test test-all browser bench
+.PHONY: setup demo test test-all browser bench lint
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,3 +29,6 @@ test: setup browser
 
 test-all: setup browser
 	$(BIN)/python -m pytest -q -m ''
+
+lint: setup
+	$(BIN)/ruff check guirl tests benchmarks scripts

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from guirl.actions import Action, ActionType, Frame, ParseFailure, format_action, parse_action
+from guirl.actions.formats import extract_reasoning
 from guirl.actions.formats.litegui import parse_output
 from guirl.actions.formats.pyautogui import parse_pyautogui_program
-from guirl.actions.formats import extract_reasoning
 from guirl.actions.formats.qwen_mobile_use import INFIGUI_MAX_PIXELS, extract_sub_goal
 from guirl.actions.formats.uis1 import UIS1_MAX_PIXELS, UIS1_MIN_PIXELS
 

@@ -115,15 +115,15 @@ def _random_batch(seed, b=6, t=5):
 def test_loss_and_gradient_invariant_to_micro_batching(mode, level):
     """Full batch == sum over micro-batches (any size, i.e. gradient accumulation) with global normalisers."""
     logp, old, ref, mask, adv = _random_batch(seed=7)
-    kwargs = dict(
-        clip_eps_low=0.2,
-        clip_eps_high=0.28,
-        ratio_level=level,
-        loss_agg_mode=mode,
-        ref_logprobs=None,
-        kl_coef=0.0,
-        max_tokens=5,
-    )
+    kwargs = {
+        "clip_eps_low": 0.2,
+        "clip_eps_high": 0.28,
+        "ratio_level": level,
+        "loss_agg_mode": mode,
+        "ref_logprobs": None,
+        "kl_coef": 0.0,
+        "max_tokens": 5,
+    }
 
     def run(micro: int):
         params = logp.clone().requires_grad_(True)

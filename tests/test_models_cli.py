@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from models_fixtures import tiny_model_dir
 from PIL import Image
 from transformers import AutoModelForImageTextToText, AutoProcessor

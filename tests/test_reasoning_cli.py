@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from models_fixtures import tiny_model_dir
 
 from guirl.actions import Action, ActionType, format_action
 from guirl.commands import reasoning_data
@@ -18,7 +19,6 @@ from guirl.envs.sim import generate_dataset
 from guirl.judges import JudgeRequest, JudgeResult
 from guirl.judges.serve import serve_judge
 from guirl.trainers.sft import SFTConfig, build_examples, target_text
-from models_fixtures import tiny_model_dir
 
 RECIPE = Path(__file__).resolve().parents[1] / "recipes" / "reasoning_injection_tiny.yaml"
 

@@ -108,14 +108,14 @@ outputs = st.one_of(st.text(max_size=300), structured, st.binary(max_size=50).ma
 @given(texts=st.lists(outputs, min_size=1, max_size=4))
 def test_every_reward_in_range_for_any_output(texts):
     n = len(texts)
-    columns = dict(
-        valid_actions=[VALID] * n,
-        output_frame=[Frame.relative(1000)] * n,
-        screen_size=[(1000, 800)] * n,
-        instruction=["open settings"] * n,
-        sub_goal=["open the settings"] * n,
-        completion_ids=[[0] * 5] * n,
-    )
+    columns = {
+        "valid_actions": [VALID] * n,
+        "output_frame": [Frame.relative(1000)] * n,
+        "screen_size": [(1000, 800)] * n,
+        "instruction": ["open settings"] * n,
+        "sub_goal": ["open the settings"] * n,
+        "completion_ids": [[0] * 5] * n,
+    }
     for name, reward in REWARDS.items():
         out = reward.score(texts, **columns)
         low, high = reward.score_range

@@ -203,7 +203,7 @@ def split_key_combo(combo: str) -> tuple[str, ...] | None:
     sep = "+" if "+" in stripped else (" " if " " in stripped else None)
     if sep is None and "-" in stripped and all(stripped.split("-")):
         sep = "-"
-    parts = [p for p in stripped.split(sep)] if sep else [stripped]
+    parts = list(stripped.split(sep)) if sep else [stripped]
     if sep == "+" and stripped.endswith("++"):  # "ctrl++": the plus key itself
         parts = [*stripped[:-2].split("+"), "+"]
     keys = tuple(normalize_key(p) for p in parts if p.strip())

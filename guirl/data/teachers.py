@@ -40,7 +40,6 @@ from guirl.data.schema import Episode, Step
 from guirl.judges.base import Judge, JudgeRequest
 
 
-
 @dataclass
 class TeacherInput:
     """What a teacher sees at one step (attempt ``attempt`` of the rejection sampling)."""

@@ -17,6 +17,7 @@ from pathlib import Path
 from PIL import Image
 
 from guirl.data.schema import Episode
+from guirl.eval.stats import success_rate
 from guirl.judges.base import Judge, JudgeRequest, JudgeResult
 from guirl.judges.outcome import (
     LITE_BENCH_MAX_STEPS,
@@ -25,7 +26,6 @@ from guirl.judges.outcome import (
     outcome_prompt,
     verdict_success,
 )
-from guirl.eval.stats import success_rate
 
 
 @dataclass

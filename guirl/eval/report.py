@@ -21,7 +21,7 @@ import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -255,7 +255,7 @@ def render_report(data: ReportData, out: str | Path) -> Path:
     }
     html = env.get_template("report.html.jinja").render(
         title=data.title,
-        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         metric_groups=_metric_groups(data.metrics),
         charts=[(name, bar_chart(name, values)) for name, values in data.breakdowns.items() if values],
         tables=data.tables,

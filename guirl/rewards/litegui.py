@@ -200,9 +200,9 @@ class MultiSolutionReward(Reward):
         decay_px: float = 200.0,
     ) -> None:
         self.fmt = fmt
-        self.phi_params = dict(
-            w_type=w_type, w_pos=w_pos, w_val=w_val, central_fraction=central_fraction, decay_px=decay_px
-        )
+        self.phi_params = {
+            "w_type": w_type, "w_pos": w_pos, "w_val": w_val, "central_fraction": central_fraction, "decay_px": decay_px
+        }
 
     def score(self, completions: Sequence[Any], **columns: Any) -> RewardOutput:
         valid = valid_actions_column(columns, len(completions))

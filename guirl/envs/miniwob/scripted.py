@@ -123,5 +123,7 @@ def scripted_policy(inputs: PolicyInput) -> Action:
     try:
         policy = SCRIPTED_TASKS[task]
     except KeyError:
-        raise ValueError(f"no scripted MiniWoB policy for task {task!r}; scripted tasks: {sorted(SCRIPTED_TASKS)}")
+        raise ValueError(
+            f"no scripted MiniWoB policy for task {task!r}; scripted tasks: {sorted(SCRIPTED_TASKS)}"
+        ) from None
     return policy(inputs)

@@ -80,7 +80,7 @@ class SimEnv:
         content = make_content(rng)
         self.world = World(self.domain, content, self.preset)
         family = options.get("task", self.task_name)
-        choices = [n for n in available_tasks(self.domain_name)]
+        choices = list(available_tasks(self.domain_name))
         if family in (None, "multi"):
             pool = [n for n in choices if not n.endswith(".ground")] if family == "multi" else choices
             family = rng.choice(pool)
