@@ -1,12 +1,16 @@
 # guirl: the two set-up commands of the README.
 #   make demo   install everything into .venv and run the main job on its embedded default
 #   make test   install everything (Chromium included) and run the test suite
+#   make test-vllm  build .venv-vllm (vLLM on CPU, docs/vllm.md) and run the vllm-marked tests
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.guirl-installed
 
-.PHONY: setup demo test test-all browser bench lint
+VLLM_VENV  := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.guirl-installed
+
+.PHONY: setup demo test test-all browser bench lint vllm-venv test-vllm
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +26,7 @@ browser:
 	bash scripts/install_browser.sh
 
 demo: setup
-	$(BIN)/guirl demo
+	$(BIN)/guirl rl-demo
 
 test: setup browser
 	$(BIN)/python -m pytest -q
@@ -32,3 +36,13 @@ test-all: setup browser
 
 lint: setup
 	$(BIN)/ruff check guirl tests benchmarks scripts
+
+# vLLM needs torch 2.13 and transformers < 5.20: a venv of its own (~2.5 min, ~6.6 GB; docs/vllm.md)
+$(VLLM_STAMP): pyproject.toml scripts/make_vllm_venv.sh
+	PYTHON=$(PYTHON) bash scripts/make_vllm_venv.sh $(VLLM_VENV)
+	touch $(VLLM_STAMP)
+
+vllm-venv: $(VLLM_STAMP)
+
+test-vllm: vllm-venv
+	VLLM_CPU_KVCACHE_SPACE=1 $(VLLM_VENV)/bin/python -m pytest -q -m vllm

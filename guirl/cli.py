@@ -11,7 +11,7 @@ import importlib
 import sys
 
 #: verb modules under guirl.commands, in the order ``--help`` lists them.
-VERB_MODULES = ["demo", "init_model", "gen_data", "reasoning_data", "train", "eval"]
+VERB_MODULES = ["rl_demo", "demo", "init_model", "gen_data", "reasoning_data", "error_recovery", "train", "eval"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,8 +27,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a verb; bad input (a missing file, an invalid config or value) is one line on stderr and exit
+    code 2, not a traceback (``GUIRL_DEBUG=1`` shows the traceback)."""
+    import os
+
+    from pydantic import ValidationError
+
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, FileNotFoundError, KeyError, ValidationError) as err:
+        if os.environ.get("GUIRL_DEBUG"):
+            raise
+        message = str(err) if not isinstance(err, KeyError) else str(err.args[0] if err.args else err)
+        print(f"guirl {args.verb}: error: {message}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -5,12 +5,23 @@ import doctest
 import pytest
 
 import guirl.eval.text
+import guirl.rewards.base
 import guirl.rewards.guilibra
+import guirl.rewards.inputs
 import guirl.rewards.litegui
 import guirl.rewards.matching
 
+MODULES = [
+    guirl.rewards.base,
+    guirl.rewards.inputs,
+    guirl.rewards.litegui,
+    guirl.rewards.guilibra,
+    guirl.rewards.matching,
+    guirl.eval.text,
+]
 
-@pytest.mark.parametrize("module", [guirl.rewards.litegui, guirl.rewards.guilibra, guirl.rewards.matching, guirl.eval.text])
+
+@pytest.mark.parametrize("module", MODULES)
 def test_docstring_examples(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0

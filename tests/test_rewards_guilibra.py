@@ -111,8 +111,8 @@ def test_multi_solution_and_frame_checks():
         reward(["x"], valid_actions=[[Action(type="click", point=(1, 2), frame=Frame.screen())]], output_frame=[SCREEN])
 
 
-def test_authors_format_rule():
-    reward = make_reward("guilibra")
+def test_paper_format_rule():
+    reward = make_reward("guilibra")  # format_rule="paper": the authors' structural check, repair included
     lenient = make_reward("guilibra", format_rule="parse")
     gt = Action(type="click", box=(100, 100, 300, 200), frame=SCREEN)
     body = '{"action_type": "Click", "action_description": "d", "value": "None", "point_2d": [150, 150]}'
@@ -143,3 +143,71 @@ def test_point_on_the_box_edge_is_outside():
     # the authors test x1 < x < x2 and y1 < y < y2: the edge itself does not count
     assert guilibra_accuracy(Action(type="click", point=(100, 150), frame=SCREEN), gt) == 0.0
     assert guilibra_accuracy(Action(type="click", point=(101, 150), frame=SCREEN), gt) == 1.0
+
+
+CLICK_BOX = Action(type="click", box=(100, 100, 300, 200), frame=SCREEN)
+
+
+def raw_answer(body: str, think: str | None = "t") -> str:
+    return (f"<think>{think}</think>" if think is not None else "") + f"<answer>{body}</answer>"
+
+
+def both_rules(completions, valid):
+    n = len(completions)
+    columns = {"valid_actions": [[v] for v in valid], "output_frame": [SCREEN] * n}
+    paper = make_reward("guilibra", format_rule="paper").score(completions, **columns).scores
+    authors = make_reward("guilibra", format_rule="authors").score(completions, **columns).scores
+    return paper, authors
+
+
+def test_answer_tags_required_and_integer_points_as_the_authors_read_them():
+    fields = '"action_description": "d", "value": "None"'
+    completions = [
+        # JSON but no <answer> tags: before 0.9 (any JSON object was read); now nothing is read -> 0 in both
+        f'<think>t</think>{{"action_type": "Click", {fields}, "point_2d": [150, 150]}}',
+        # float point: format 0 in both; paper reads the point (0.9), the authors' integer regex does not:
+        # their extract_coord gives (0, 0), outside the box -> 0
+        raw_answer(f'{{"action_type": "Click", {fields}, "point_2d": [150.5, 150]}}'),
+        # a space before the colon: valid JSON, format 1; the authors' "action_type":\s*" regex misses it ->
+        # type "no action" -> 0.1; paper reads the JSON -> 1.0
+        raw_answer(f'{{"action_type" : "Click", {fields}, "point_2d": [150, 150]}}'),
+        # trailing comma: not JSON. Paper repairs field by field (format 1 -> 1.0); the authors' repair never
+        # runs (re.error in extract_coord) -> format 0, their regexes still read the action -> 0.9
+        raw_answer(f'{{"action_type": "Click", {fields}, "point_2d": [150, 150],}}'),
+    ]
+    paper, authors = both_rules(completions, [CLICK_BOX] * 4)
+    assert paper == pytest.approx([0.0, 0.9, 1.0, 1.0])
+    assert authors == pytest.approx([0.0, 0.0, 0.1, 0.9])
+
+
+def test_prediction_names_and_values_as_the_authors_score_them():
+    cases = [
+        (answer("type", value="hello world"), Action(type="type", text="hello world")),  # authors: "type" != "write"
+        (answer("Write", value="hello world"), Action(type="type", text="hello world")),  # lower-cased: "write"
+        # authors: "long_press" is not "longpress" (only the ground truth's name is mapped)
+        (answer("long_press", point=[150, 150]), Action(type="long_press", box=CLICK_BOX.box, frame=SCREEN)),
+        # KeyboardPress: the authors score its type only, any value; paper needs a readable key
+        (answer("KeyboardPress", value=""), Action(type="key", keys=("enter",))),
+        (answer("KeyboardPress", value="ctrl+c"), Action(type="key", keys=("enter",))),  # type only in both
+        (answer("Write", value=""), Action(type="type", text="hello")),  # F1("", "hello") = 0; paper: unreadable
+        # direction words: authors F1 of the whole value vs "down": {scroll, down} P 1/2 R 1 -> 2/3 (hit);
+        # {scroll, the, list, down} P 1/4 -> F1 0.4 (miss); paper reads the direction word -> hit
+        (answer("Scroll", value="scroll down"), Action(type="scroll", direction="down")),
+        (answer("Scroll", value="scroll the list down"), Action(type="scroll", direction="down")),
+        # swipe values are finger directions: a content-down swipe is a finger-up swipe, in both rules
+        (answer("Swipe", value="up"), Action(type="swipe", direction="down")),
+        (answer("Swipe", value="down"), Action(type="swipe", direction="down")),
+    ]
+    paper, authors = both_rules([c for c, _ in cases], [g for _, g in cases])
+    assert paper == pytest.approx([1.0, 1.0, 1.0, 0.1, 1.0, 0.1, 1.0, 1.0, 1.0, 0.1])
+    assert authors == pytest.approx([0.1, 1.0, 0.1, 1.0, 1.0, 0.1, 1.0, 0.1, 1.0, 0.1])
+
+
+def test_ground_truth_with_both_box_and_point():
+    # box (100, 100, 300, 200) and point (500, 500), unit frame: (0.1..0.3, 0.1..0.2) and (0.5, 0.5)
+    gt = Action(type="click", box=(100, 100, 300, 200), point=(500, 500), frame=SCREEN)
+    # (510, 500): outside the box, (0.01)^2 = 0.0001 < 0.05^2 from the point. Paper: a hit on either -> 1.0;
+    # authors (gt_bbox read first, the point never): miss -> 0.1. Inside the box: 1.0 in both.
+    paper, authors = both_rules([answer("Click", point=[510, 500]), answer("Click", point=[150, 150])], [gt, gt])
+    assert paper == pytest.approx([1.0, 1.0]) and authors == pytest.approx([0.1, 1.0])
+    assert guilibra_accuracy(Action(type="click", point=(510, 500), frame=SCREEN), gt) == 1.0

@@ -136,3 +136,25 @@ def test_paper_boundaries_point_on_edge_iou_at_tau_and_format_gate():
     # R_acc only when R_format = 1: an empty <think> scores 0 even on a hit (0.1 * 0 + 0.9 * 0)
     out = score(reward, [mobile(edge), mobile(edge, think=" ")], [[CLICK_GT]] * 2)
     assert out.scores == pytest.approx([1.0, 0.0])
+
+
+TALL = Frame.screen(1080, 2400)
+POINT_GT = Action(type="click", point=(540, 1200), frame=TALL)
+
+
+def test_point_ground_truth_tolerance_in_screen_pixels():
+    # 1080 x 2400: tolerance 0.04 * max(W, H) = 96 px (InfiGUI-R1's evaluation)
+    xs = [540, 590, 640]  # 0 px, 50 px (0.046 of the width: over the old unit-square 0.04), 100 px (> 96)
+    completions = [mobile({"action": "click", "coordinate": [x, 1200]}) for x in xs]
+    columns = {"valid_actions": [[POINT_GT]] * 3, "output_frame": [TALL] * 3}
+    # infigui_point: before [0.1, 0.1, 0.1] (only boxes were read, an exact hit scored format only)
+    assert make_reward("infigui_point", fmt="qwen_mobile_use")(completions, **columns) == pytest.approx([1.0, 1.0, 0.1])
+    # infigui_agent: before [1.0, 0.28, 0.28]; 100 px: type only, 0.1 + 0.9 * 0.2 = 0.28
+    assert make_reward("infigui_agent")(completions, **columns) == pytest.approx([1.0, 1.0, 0.28])
+    # the same with the size from the screen_size column and a 0-1000 ground truth
+    relative = Action(type="click", point=(500, 500), frame=Frame.relative(1000))
+    sized = {"valid_actions": [[relative]] * 3, "output_frame": [TALL] * 3, "screen_size": [(1080, 2400)] * 3}
+    assert make_reward("infigui_point", fmt="qwen_mobile_use")(completions, **sized) == pytest.approx([1.0, 1.0, 0.1])
+    with pytest.raises(ValueError, match="screen_size"):
+        make_reward("infigui_point", fmt="qwen_mobile_use")(completions[:1], valid_actions=[[relative]],
+                                                             output_frame=[TALL])

@@ -9,7 +9,15 @@ import pytest
 
 from guirl.actions import Action, Frame, ParseFailure
 from guirl.judges import JudgeRequest, JudgeResult
-from guirl.rewards import make_reward, most_matched_action, multi_solution_score, phi_gui, position_score, value_score
+from guirl.rewards import (
+    make_reward,
+    most_matched_action,
+    multi_solution_score,
+    phi_gui,
+    point_position_score,
+    position_score,
+    value_score,
+)
 
 SCREEN = Frame.screen(1000, 1000)
 BOX = (100.0, 100.0, 300.0, 200.0)  # w 200, h 100, centre (200, 150); central 50%: |dx| <= 50, |dy| <= 25
@@ -155,9 +163,10 @@ def test_dual_level_reward_with_known_judge():
     # good: 0.6 * 0.875 + 0.3 * 1.0 + 0.1 * 1.0 = 0.925
     # wrong plan: 0.6 * 1.0 + 0.3 * 0.0 + 0.1 * 1.0 = 0.7
     # garbage: no subtasks -> the judge is not asked; 0
-    # unknown task: judge answer unreadable -> R_sub = 0: 0.6 * 0.875 + 0.1 = 0.625
+    # unknown task: judge answer unreadable -> R_sub masked (nan), the rest kept: 0.6 * 0.875 + 0.1 = 0.625
     assert out.scores == pytest.approx([0.925, 0.7, 0.0, 0.625])
-    assert out.components["judge_failed"] == [0.0, 0.0, 0.0, 1.0]
+    assert out.failed["subtask"] == [False, False, False, True]
+    assert math.isnan(out.components["subtask"][3]) and out.components["subtask"][:3] == [1.0, 0.0, 0.0]
     assert len(judge.requests) == 3 and judge.requests[0].role == "planning"
     assert "open settings" in judge.requests[0].prompt
 
@@ -216,3 +225,47 @@ def test_dual_level_paper_form_keeps_off_grid_judge_score():
     )
     assert out.scores == pytest.approx([1.3])
     assert reward.score_range == (0.0, 1.5)
+
+
+def test_schema_violations_score_zero():
+    # METHODS.md 1: schema-violating output -> 0. Before the fix the bare action below scored 1.0
+    # (type 1, centre of box (0, 0, 100, 100) -> m_pos 1: (1 + 1) / 2).
+    gt = Action(type="click", box=(0, 0, 100, 100), frame=SCREEN)
+    action = {"type": "CLICK", "position": [50, 50]}
+    completions = [
+        json.dumps(action),  # no reasoning, no subtasks
+        json.dumps({"reasoning": ["not", "a string"], "subtasks": [], "action": action}),
+        json.dumps({"reasoning": "r", "subtasks": "open settings", "action": action}),  # subtasks not a list
+        json.dumps({"reasoning": "r", "subtasks": [1, 2], "action": action}),  # items neither text nor objects
+        litegui_output(action),  # follows the schema: (1 + 1) / 2 = 1.0
+    ]
+    reward = make_reward("litegui_ms")
+    out = reward.score(completions, valid_actions=[[gt]] * 5, output_frame=[SCREEN] * 5)
+    assert out.scores == [0.0, 0.0, 0.0, 0.0, 1.0]
+    assert out.components["schema"] == [0.0, 0.0, 0.0, 0.0, 1.0] and out.components["parsed"] == [1.0] * 5
+    # the old behaviour on request; formats other than litegui have no schema to check
+    assert make_reward("litegui_ms", require_schema=False)(completions[:1], valid_actions=[[gt]]) == [1.0]
+    # the format/length reward reads the same schema: JSON with some of the three keys but broken -> 0.5;
+    # the bare action holds none of them -> 0
+    fl = make_reward("litegui_format_length", length_unit="chars", max_length=10_000)
+    assert fl(completions) == [0.0, 0.5, 0.5, 0.5, 1.0]
+
+
+def test_point_ground_truth_is_scored_smoothly():
+    # gt point (500, 500) on 1000 x 1000: disc radius 0.04 * 1000 = 40 px, central 50% = 20 px
+    gt = Action(type="click", point=(500, 500), frame=SCREEN)
+
+    def phi(dx):
+        return phi_gui(click(500 + dx, 500), gt, SCREEN)
+
+    assert phi(0) == 1.0
+    assert phi(1) == 1.0  # before: a zero-size box, 0.5 * exp(-1 / 200) = 0.4988 -> (1 + 0.4988) / 2 = 0.748753
+    assert phi(30) == pytest.approx(0.875)  # u = 0.75: m_pos = 1 - 0.5 * 0.25 / 0.5 = 0.75; before 0.715177
+    assert phi(40) == pytest.approx(0.75)  # on the disc edge: m_pos 0.5; before 0.704683
+    assert phi(140) == pytest.approx((1 + 0.5 * math.exp(-100 / 200)) / 2)  # 0.651633; before 0.624146
+    sweep = [phi(dx) for dx in range(0, 400)]
+    assert all(a >= b for a, b in zip(sweep, sweep[1:])) and max(a - b for a, b in zip(sweep, sweep[1:])) < 0.02
+    # the radius follows the larger side: 1080 x 2400 -> 96 px; 48 px away is still the central region
+    tall = Frame.screen(1080, 2400)
+    assert phi_gui(click(588, 1200, frame=tall), Action(type="click", point=(540, 1200), frame=tall), tall) == 1.0
+    assert point_position_score((530, 500), (500, 500), radius=40) == pytest.approx(0.75)

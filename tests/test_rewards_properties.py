@@ -8,6 +8,7 @@ without raising.
 from __future__ import annotations
 
 import json
+import math
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -123,3 +124,6 @@ def test_every_reward_in_range_for_any_output(texts):
         assert all(low <= s <= high for s in out.scores), (name, out.scores)
         for key, values in out.components.items():
             assert len(values) == n, (name, key)
+        for key, flags in out.failed.items():  # masked exactly where flagged, and the score stays a number
+            assert [math.isnan(v) for v in out.components[key]] == flags, (name, key)
+        assert not any(math.isnan(s) for s in reward(texts, **columns)), name

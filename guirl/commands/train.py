@@ -8,6 +8,7 @@ import argparse
 METHODS = {
     "sft": ("guirl.trainers.sft:SFTConfig", "guirl.trainers.sft:train_sft"),
     "curriculum": ("guirl.trainers.curriculum:CurriculumConfig", "guirl.trainers.curriculum:train_curriculum"),
+    "grpo": ("guirl.trainers.grpo:GRPOConfig", "guirl.trainers.grpo:train_grpo"),
 }
 
 

@@ -1,12 +1,31 @@
 """Judges: one protocol for every model-as-judge role (see guirl.judges.base).
 
-Built-in judges (``make_judge(name, ...)``): ``openai`` (any OpenAI-compatible
-chat-completions server), ``rule_outcome`` (deterministic Lite-Bench outcome
-audit of an episode log), ``ground_truth`` (the environment's own verdict).
+Built-in judges (``make_judge(name, ...)``):
+
+- ``openai``: any OpenAI-compatible chat-completions server (concurrent
+  ``judge_many``, timeouts, retries with back-off, a cache);
+- ``checkpoint``: a loaded guirl checkpoint answering the role prompt;
+- ``ground_truth_planning`` / ``ground_truth_subgoal``: the planning judge
+  (LiteGUI R_sub) and sub-goal scorer (InfiGUI-R1) against the built-in
+  world's recorded plan and sub-goal;
+- ``rule_outcome`` (deterministic Lite-Bench outcome audit of an episode
+  log) and ``ground_truth`` (the environment's own outcome verdict).
+
+Role prompts and verdict checks for ``planning`` and ``subgoal`` are in
+:mod:`guirl.judges.prompts`.
 """
 
+from guirl.judges import ground_truth as _ground_truth  # noqa: F401 - registers "ground_truth_planning", "..._subgoal"
 from guirl.judges import http as _http  # noqa: F401 - registers "openai"
 from guirl.judges import outcome as _outcome  # noqa: F401 - registers "rule_outcome", "ground_truth"
-from guirl.judges.base import Judge, JudgeRequest, JudgeResult, available_judges, make_judge, register_judge
+from guirl.judges.base import (
+    Judge,
+    JudgeRequest,
+    JudgeResult,
+    available_judges,
+    judge_many,
+    make_judge,
+    register_judge,
+)
 
-__all__ = ["Judge", "JudgeRequest", "JudgeResult", "available_judges", "make_judge", "register_judge"]
+__all__ = ["Judge", "JudgeRequest", "JudgeResult", "available_judges", "judge_many", "make_judge", "register_judge"]

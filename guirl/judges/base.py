@@ -10,7 +10,7 @@ answer could not be read (callers then score zero / mask, never crash).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -40,7 +40,9 @@ class Judge(Protocol):
     def __call__(self, request: JudgeRequest) -> JudgeResult: ...
 
 
-JUDGES: Registry[Callable[..., Judge]] = Registry("judge", ["guirl.judges.http", "guirl.judges.outcome"])
+JUDGES: Registry[Callable[..., Judge]] = Registry(
+    "judge", ["guirl.judges.http", "guirl.judges.outcome", "guirl.judges.ground_truth", "guirl.judges.checkpoint"]
+)
 
 
 def register_judge(name: str):
@@ -54,3 +56,12 @@ def make_judge(name: str, **kwargs: Any) -> Judge:
 
 def available_judges() -> list[str]:
     return JUDGES.names()
+
+
+def judge_many(judge: Judge, requests: Sequence[JudgeRequest], max_workers: int | None = None) -> list[JudgeResult]:
+    """Results of ``requests`` in order: through ``judge.judge_many`` when the judge has one (the HTTP
+    client sends them concurrently), else one after another."""
+    batch = getattr(judge, "judge_many", None)
+    if callable(batch):
+        return batch(list(requests), max_workers)
+    return [judge(request) for request in requests]

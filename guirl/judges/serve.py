@@ -84,5 +84,5 @@ def serve_judge(judge: Judge, host: str = "127.0.0.1", port: int = 0, answer=Non
     """Start serving ``judge`` in a daemon thread; ``server.server_address`` has the port.
     Stop with ``server.shutdown(); server.server_close()``."""
     server = ThreadingHTTPServer((host, port), make_handler(judge, answer))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return server

@@ -30,6 +30,21 @@ DEFAULT_FORMAT = "qwen_computer_use"
 
 Message = dict[str, Any]
 
+
+@dataclass
+class Prompt:
+    """One model prompt: chat ``messages`` and its ``images`` in the order their
+    ``{"type": "image"}`` items appear (what the processor must receive).
+
+    ``key`` identifies the prompt among others (e.g. a recorded step's id);
+    rows that share a prompt object or an equal ``key`` are encoded once by
+    the scorer and the engine. Leave it None to compare by identity only.
+    """
+
+    messages: list[Message]
+    images: list[Image.Image]
+    key: str | None = None
+
 #: The thinking switch: REASONING_SWITCH[compact][on].
 REASONING_SWITCH = {
     False: {True: "Think step by step inside <think></think>, then answer.", False: "Answer directly, without <think>."},
@@ -169,3 +184,28 @@ def build_messages(
         {"role": "user", "content": content},
     ]
     return messages, images
+
+
+def step_prompt(
+    spec: PromptSpec,
+    frame: Frame,
+    instruction: str,
+    screenshot: Image.Image,
+    history: Sequence[HistoryItem] = (),
+    history_images: Sequence[Image.Image | None] | None = None,
+    guidance: str | None = None,
+    reasoning: bool | None = None,
+    key: str | None = None,
+) -> Prompt:
+    """The :class:`Prompt` of one agent step, as ``spec`` says the policy is prompted.
+
+    The one prompt builder the RL samplers, their scorers and the batched
+    evaluation share, so a sample is trained on exactly the tokens and images
+    it was generated from. ``reasoning`` overrides ``spec.reasoning``.
+    """
+    messages, images = build_messages(
+        instruction, screenshot, history, fmt=spec.fmt, frame=frame, history_window=spec.history_window,
+        history_images=history_images, guidance=guidance, style=spec.style,
+        reasoning=spec.reasoning if reasoning is None else reasoning,
+    )
+    return Prompt(messages, images, key)

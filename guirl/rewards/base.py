@@ -19,13 +19,21 @@ Columns every action reward reads (one entry per completion):
 - ``screen_size`` (optional): ``(width, height)`` of the screenshot, for
   rewards that measure distances in screen pixels.
 
-Unparsable model output scores 0, never raises; malformed *data* (columns)
-raises ``ValueError`` naming the column and the fix.
+:func:`guirl.rewards.inputs.reward_columns` builds every column from a
+recorded Step. Unparsable model output scores 0, never raises; malformed
+*data* (columns) raises ``ValueError`` naming the column and the fix.
+
+Judge-backed components (``litegui_md``'s ``subtask``, ``infigui_agent``'s
+``subgoal``) are *masked* where the judge failed or answered something
+unreadable: the component is ``nan`` for that completion, flagged in
+:attr:`RewardOutput.failed`, and its weighted term is left out of the score
+(its weight is not handed to the other terms).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,20 +51,46 @@ _TYPE_VALUES = frozenset(t.value for t in ActionType)
 
 @dataclass
 class RewardOutput:
-    """Scores of a batch of completions: ``scores`` [N] and named sub-scores, each [N]."""
+    """Scores of a batch of N completions.
+
+    ``scores`` [N]: plain floats, never nan. ``components``: named sub-scores,
+    each [N]; a judge-backed component is ``nan`` where it is masked.
+    ``failed``: component name -> [N] flags, True where that component's
+    judge failed or answered something unreadable (the masked entries).
+    """
 
     scores: list[float]
     components: dict[str, list[float]] = field(default_factory=dict)
+    failed: dict[str, list[bool]] = field(default_factory=dict)
 
     def metrics(self, prefix: str) -> dict[str, float]:
-        """Batch means, keyed ``rewards/<prefix>/<component>``."""
+        """Batch means keyed ``rewards/<prefix>/<component>``, taken over the valid (non-nan)
+        values only (nan when none is valid), plus ``rewards/<prefix>/<component>_failed``,
+        the number of masked completions of each judge-backed component.
+
+        >>> RewardOutput([0.5, 0.2], {"subtask": [1.0, float("nan")]}, {"subtask": [False, True]}).metrics("md")
+        {'rewards/md/score': 0.35, 'rewards/md/subtask': 1.0, 'rewards/md/subtask_failed': 1.0}
+        """
         out = {f"rewards/{prefix}/score": _mean(self.scores)}
-        out.update({f"rewards/{prefix}/{k}": _mean(v) for k, v in self.components.items()})
+        for name, values in self.components.items():
+            valid = [v for v in values if not math.isnan(v)]
+            out[f"rewards/{prefix}/{name}"] = _mean(valid) if valid or not values else math.nan
+        out.update({f"rewards/{prefix}/{name}_failed": float(sum(flags)) for name, flags in self.failed.items()})
         return out
 
 
 def _mean(values: Sequence[float]) -> float:
     return float(sum(values) / len(values)) if values else 0.0
+
+
+def masked_sum(terms: Sequence[tuple[float, float]]) -> float:
+    """``sum(weight * value)`` over the ``(weight, value)`` terms whose value is not nan
+    (a masked term contributes nothing; its weight is not redistributed).
+
+    >>> masked_sum([(0.6, 0.875), (0.3, float("nan")), (0.1, 1.0)])
+    0.625
+    """
+    return float(sum(w * v for w, v in terms if not math.isnan(v)))
 
 
 class Reward:
@@ -74,7 +108,10 @@ class Reward:
         raise NotImplementedError
 
     def __call__(self, completions: Sequence[Any], **columns: Any) -> list[float]:
-        return self.score(completions, **columns).scores
+        scores = [float(s) for s in self.score(completions, **columns).scores]
+        if any(math.isnan(s) for s in scores):  # masked components must stay out of the score
+            raise ValueError(f"reward {self.name!r} produced a nan score: {scores}")
+        return scores
 
 
 def register_reward(name: str) -> Callable[[Callable[..., Reward]], Callable[..., Reward]]:
@@ -188,6 +225,28 @@ def _sized(frame: Frame) -> bool:
     return frame.kind == "relative" or frame.width is not None
 
 
+def output_frames(
+    n: int, fmt: str, columns: dict[str, Any], require_sized: bool = False, unsized_kind_ok: str | None = None
+) -> list[Frame]:
+    """The frame each of the ``n`` completions writes coordinates in: its ``output_frame``,
+    else format ``fmt``'s default frame.
+
+    ``require_sized``: the reward converts coordinates, so the output frame
+    must have a size (or be of kind ``unsized_kind_ok``, which the reward
+    takes as its own scoring frame); checked before any output is seen.
+    """
+    default = get_format(fmt).default_frame
+    frames = [as_frame(f) or default for f in get_column(columns, "output_frame", n, None)]
+    if require_sized:
+        for frame in frames:
+            if not _sized(frame) and frame.kind != unsized_kind_ok:
+                raise ValueError(
+                    f"format {fmt!r} writes coordinates in a {frame.kind!r} frame of unknown size; pass "
+                    "output_frame=[Frame.resized(w, h) / Frame.screen(w, h) / Frame.relative(1000), ...] per completion"
+                )
+    return frames
+
+
 def parse_completions(
     completions: Sequence[Any],
     fmt: str,
@@ -195,21 +254,8 @@ def parse_completions(
     require_sized: bool = False,
     unsized_kind_ok: str | None = None,
 ) -> list[Action | ParseFailure]:
-    """Parse every completion in format ``fmt`` in its ``output_frame`` (never raises on text).
-
-    ``require_sized``: the reward converts coordinates, so the output frame
-    must have a size (or be of kind ``unsized_kind_ok``, which the reward
-    takes as its own scoring frame); checked before any output is seen.
-    """
-    frames = [as_frame(f) for f in get_column(columns, "output_frame", len(completions), None)]
-    if require_sized:
-        default = get_format(fmt).default_frame
-        for frame in frames:
-            if not _sized(frame or default) and (frame or default).kind != unsized_kind_ok:
-                raise ValueError(
-                    f"format {fmt!r} writes coordinates in a {(frame or default).kind!r} frame of unknown size; pass "
-                    "output_frame=[Frame.resized(w, h) / Frame.screen(w, h) / Frame.relative(1000), ...] per completion"
-                )
+    """Parse every completion in format ``fmt`` in its :func:`output_frames` frame (never raises on text)."""
+    frames = output_frames(len(completions), fmt, columns, require_sized, unsized_kind_ok)
     return [parse_action(completion_text(c), fmt, f) for c, f in zip(completions, frames, strict=True)]
 
 
@@ -222,3 +268,28 @@ def require_sized_ground_truth(valid: list[list[Action]]) -> None:
                     f"column 'valid_actions': a {a.type.value} action has coordinates in a {a.frame.kind!r} frame "
                     "without a size; give it Frame.screen(width, height) (or the frame it was annotated in)"
                 )
+
+
+def screen_frames(columns: dict[str, Any], valid: list[list[Action]], needed_for: str) -> list[Frame]:
+    """The screen-pixel frame of each sample: the ``screen_size`` column, else the first sized
+    pixel frame of its A*_t (a sample whose A*_t has no coordinates needs none: unit frame).
+
+    ``needed_for`` names what measures screen pixels, for the error message.
+    """
+    sizes = get_column(columns, "screen_size", len(valid), None)
+    frames = []
+    for size, actions in zip(sizes, valid, strict=True):
+        if size is not None:
+            frames.append(Frame.screen(int(size[0]), int(size[1])))
+            continue
+        sized = [a.frame for a in actions if a.frame.kind != "relative" and a.frame.width is not None]
+        if not sized and all(a.point is None and a.box is None for a in actions):
+            frames.append(Frame.unit())  # no position to score: the frame is never used
+            continue
+        if not sized:
+            raise ValueError(
+                f"{needed_for} measures screen pixels: pass screen_size=[(width, height), ...] "
+                "or give the valid actions a sized Frame.screen(width, height)"
+            )
+        frames.append(sized[0])
+    return frames

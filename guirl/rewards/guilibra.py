@@ -1,31 +1,58 @@
-"""GUI-Libra's partially verifiable reward (METHODS.md 4; EasyR1 ``r1gui.py``).
+"""GUI-Libra's partially verifiable reward (METHODS.md 4; the authors' EasyR1 ``r1gui.py``).
 
 ``r = w_fmt r_fmt + (1 - w_fmt) r_acc`` with ``w_fmt = 0.1`` and
-``r_acc = r_type * r_value * r_ground``:
+``r_acc = r_type * r_value * r_ground``, the best over A*_t. Three rules
+(``format_rule``), read against ``EasyR1/examples/reward_function/r1gui.py``
+of the GUI-Libra code (seooyxx/GUI-Libra):
 
-- type: equal after name normalisation (the parser and
-  :mod:`guirl.actions.names` map ``long_press``/``LongPress`` -> LONG_PRESS,
-  ``type``/``Write`` -> TYPE, ``press_back`` -> BACK, ...);
-- click / long press: the point inside a ground-truth box, or within
-  normalised squared distance ``< 0.05 ** 2`` of a ground-truth point (unit frame);
-- type(write) / select / scroll / open app / swipe / terminate / answer:
-  :func:`~guirl.rewards.matching.guilibra_f1` of the values >= 0.5 (word
-  sets, brackets dropped; two single words: a substring counts);
-  the value of scroll/swipe is the direction, of terminate the status;
-- any other type: 1 (not verifiable beyond its type). A ground truth with no
-  value to compare also counts as matched (departure: the code compares
-  with an empty string).
+``"paper"`` (default) - the authors' intent, with the bugs of their code fixed:
 
-Format (the authors' ``r1gui_format_reward``): the whole completion is an
-optional ``<think>..</think>`` followed by ``<answer>..</answer>`` and nothing
-else; the answer is a JSON object (or, failing JSON, its four fields can be
-read field by field) with string ``action_type``, ``action_description`` and
-``value`` and a ``point_2d`` of two integers or ``"none"``. Then 0 if a
-reasoning sample lacks ``<think>`` or a grounding sample (``is_grounding``
-column) has one. ``format_rule="parse"`` instead gives 1 whenever guirl's
-lenient parser reads an action. Points must lie strictly inside a
-ground-truth box, as in the authors' check. Several valid actions: the best
-accuracy over A*_t.
+- format: the whole completion is an optional ``<think>..</think>`` then
+  ``<answer>..</answer>`` and nothing else; the answer is a JSON object
+  (or, failing JSON, its four fields read one by one: the repair the code
+  means to do) with string ``action_type``, ``action_description`` and
+  ``value`` and a ``point_2d`` of two integers or ``"none"``. Then 0 if a
+  reasoning sample has no ``<think>..</think>`` or a grounding sample
+  (``is_grounding`` column) has one.
+- the action is read from the first ``<answer>..</answer>`` only, by guirl's
+  parser (so ``"action_type" : "Click"`` with a space before the colon reads);
+  type names of prediction and ground truth are both normalised
+  (``long_press``/``LongPress`` -> LONG_PRESS, ``type``/``Write`` -> TYPE, ...);
+- click / long press: strictly inside the ground-truth box (as the code
+  checks), *or* within normalised squared distance ``< 0.05 ** 2`` of its
+  point (unit frame). A ground truth with both is a hit on either (METHODS.md
+  4's "or"; the code tests only the box);
+- write / select / scroll / open app / swipe / terminate / answer:
+  :func:`~guirl.rewards.matching.guilibra_f1` >= 0.5 on the values (the
+  direction of scroll/swipe in guirl's convention, the status of terminate);
+  a KeyboardPress or Write with an empty value is not a readable action (0);
+- any other type: 1. A ground truth with no value or no position to compare
+  counts as matched (departure: the code compares with an empty string / fails).
+
+``"authors"`` - :mod:`r1gui.py` as it runs, bugs included:
+
+- its JSON-repair fallback never runs (its coordinate pattern
+  ``\\{.*\\((\\d+),\\s*(\\d+))\\s*.*\\}`` has an unbalanced parenthesis, the
+  ``re.error`` is swallowed), so an answer that is not JSON has format 0;
+- the action is read by regular expressions on the first ``<answer>`` body:
+  ``"action_type":\\s*"(.*?)"`` (a space before the colon finds nothing:
+  type "no action", accuracy 0), ``"value":\\s*"(.*?)"`` (missing: the text
+  "no input text") and integer ``point_2d`` only (a float point, or none, is
+  read as (0, 0));
+- the prediction's type name is lower-cased but not normalised; only the
+  ground truth's is (``Write``/``write`` match a TYPE ground truth, ``type``
+  does not);
+- values are the raw lower-cased strings: a scroll direction scores by the
+  F1 of the whole value against the ground-truth word ("scroll down" vs
+  "down": F1 2/3, a hit; "scroll the list down": 0.4, a miss); a swipe is
+  compared in finger direction, as written;
+- KeyboardPress (and NavigateBack, Wait, ...) is scored on its type alone,
+  any value, empty included; Write with an empty value has F1 0 (a miss);
+- a ground truth with both a box and a point is tested on its box only, one
+  with no position (or a valued one with an empty value) is a miss.
+
+``"parse"`` - lenient: format 1 whenever guirl's parser reads an action
+anywhere in the completion; accuracy as ``"paper"`` on that action.
 """
 
 from __future__ import annotations
@@ -34,29 +61,26 @@ import json
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from guirl.actions import Action, ActionType, Frame, ParseFailure
-from guirl.actions.formats.guilibra import answer_fields_by_pattern
+from guirl.actions import Action, ActionType, Frame, ParseFailure, parse_action
+from guirl.actions.formats.guilibra import TYPE_NAMES, answer_fields_by_pattern
+from guirl.actions.types import OPPOSITE_DIRECTION
 from guirl.rewards.base import (
     Reward,
     RewardOutput,
     completion_text,
     get_column,
-    parse_completions,
+    output_frames,
     register_reward,
     require_sized_ground_truth,
     valid_actions_column,
 )
-from guirl.rewards.matching import (
-    action_point,
-    action_value,
-    box_in_frame,
-    guilibra_f1,
-    point_in_frame,
-)
+from guirl.rewards.matching import action_point, action_value, box_in_frame, guilibra_f1, point_in_frame
 
 UNIT = Frame.unit()
+FORMAT_RULES = ("paper", "authors", "parse")
 _GROUNDED = frozenset({ActionType.CLICK, ActionType.LONG_PRESS})
 _VALUED = frozenset(
     {
@@ -71,23 +95,30 @@ _VALUED = frozenset(
 )
 
 
+def _ground_hit(p: tuple[float, float], gt: Action, point_radius: float, box_only: bool) -> bool:
+    if gt.box is not None:
+        x1, y1, x2, y2 = box_in_frame(gt.box, gt.frame, UNIT)
+        if x1 < p[0] < x2 and y1 < p[1] < y2:  # strictly inside, as the authors check
+            return True
+        if box_only:
+            return False
+    if gt.point is not None:
+        g = point_in_frame(gt.point, gt.frame, UNIT)
+        return (p[0] - g[0]) ** 2 + (p[1] - g[1]) ** 2 < point_radius**2
+    return False
+
+
 def guilibra_accuracy(
     pred: Action | ParseFailure, gt: Action, *, f1_threshold: float = 0.5, point_radius: float = 0.05
 ) -> float:
-    """``r_acc`` in {0, 1} of one prediction against one ground-truth action."""
+    """``r_acc`` in {0, 1} of one prediction against one ground-truth action (``"paper"`` rule)."""
     if not pred or pred.type is not gt.type:
         return 0.0
     if gt.type in _GROUNDED:
+        if gt.box is None and gt.point is None:
+            return 1.0
         p = action_point(pred, UNIT)
-        if p is None:
-            return 0.0
-        if gt.box is not None:
-            x1, y1, x2, y2 = box_in_frame(gt.box, gt.frame, UNIT)
-            return float(x1 < p[0] < x2 and y1 < p[1] < y2)  # strictly inside, as the authors check
-        if gt.point is not None:
-            g = point_in_frame(gt.point, gt.frame, UNIT)
-            return float((p[0] - g[0]) ** 2 + (p[1] - g[1]) ** 2 < point_radius**2)
-        return 1.0
+        return float(p is not None and _ground_hit(p, gt, point_radius, box_only=False))
     if gt.type in _VALUED:
         reference = action_value(gt)
         if reference is None:
@@ -96,23 +127,96 @@ def guilibra_accuracy(
     return 1.0
 
 
-_OUTER = re.compile(r"^(?:<think>.*?</think>\s*)?<answer>.*?</answer>$", re.DOTALL)
+# -- the authors' reading, as their code runs -----------------------------------
+
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
+_AUTHORS_TYPE = re.compile(r'"action_type":\s*"(.*?)"')
+_AUTHORS_VALUE = re.compile(r'"value":\s*"(.*?)"')
+_AUTHORS_POINT = re.compile(r'"point_2d"\s*:\s*\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]')
+
+
+def first_answer(text: str) -> str | None:
+    """The stripped body of the first ``<answer>..</answer>``, None without one."""
+    match = _ANSWER.search(text)
+    return None if match is None else match.group(1).strip()
+
+
+@dataclass(frozen=True)
+class AuthorsAnswer:
+    """A prediction as ``r1gui.py`` reads it (``extract_action`` / ``extract_input_text`` / ``extract_coord``)."""
+
+    action_type: str  # lower-cased; "no action" when not found
+    value: str  # lower-cased; "no input text" when not found
+    point: tuple[int, int]  # (0, 0) when no integer point_2d is found
+
+
+def read_authors_answer(text: str) -> AuthorsAnswer:
+    """Read one completion as the authors' regular expressions do.
+
+    >>> read_authors_answer('<answer>{"action_type" : "Click", "point_2d": [1.5, 2]}</answer>')
+    AuthorsAnswer(action_type='no action', value='no input text', point=(0, 0))
+    """
+    body = first_answer(text) or ""
+    kind, value, point = _AUTHORS_TYPE.search(body), _AUTHORS_VALUE.search(body), _AUTHORS_POINT.search(body)
+    return AuthorsAnswer(
+        action_type=kind.group(1).lower() if kind else "no action",
+        value=value.group(1).lower() if value else "no input text",
+        point=(int(point.group(1)), int(point.group(2))) if point else (0, 0),
+    )
+
+
+def authors_reference(gt: Action) -> tuple[str, str]:
+    """``(gt_action, gt_input_text)`` of a ground truth as the authors' records hold it:
+    the GUI-Libra name lower-cased, and the value (a swipe in finger direction)."""
+    name = TYPE_NAMES.get(gt.type, gt.type.value).lower()
+    if gt.type is ActionType.SWIPE:
+        value = OPPOSITE_DIRECTION[gt.direction] if gt.direction else ""
+    elif gt.type is ActionType.SCROLL:
+        value = gt.direction or ""
+    elif gt.type is ActionType.KEY:
+        value = "+".join(gt.keys or ())
+    elif gt.type is ActionType.TERMINATE:
+        value = gt.status or gt.text or ""
+    else:
+        value = gt.text or ""
+    return name, value.lower()
+
+
+def authors_accuracy(
+    answer: AuthorsAnswer, gt: Action, frame: Frame, *, f1_threshold: float = 0.5, point_radius: float = 0.05
+) -> float:
+    """``r1gui_accuracy_reward`` in {0, 1}; ``frame``: the one the prediction's point is in."""
+    name, reference = authors_reference(gt)
+    if answer.action_type != name:
+        return 0.0
+    if gt.type in _GROUNDED:
+        p = point_in_frame(answer.point, frame, UNIT)
+        return float(_ground_hit(p, gt, point_radius, box_only=True))
+    if gt.type in _VALUED:
+        return float(guilibra_f1(answer.value, reference) >= f1_threshold)
+    return 1.0
+
+
+# -- format -----------------------------------------------------------------------
+
+_OUTER = re.compile(r"^(?:<think>.*?</think>\s*)?<answer>.*?</answer>$", re.DOTALL)
 _TEXT_KEYS = ("action_type", "action_description", "value")
 
 
-def _answer_fields(body: str) -> Any:
-    """The answer's fields: JSON if it loads, else each field read on its own
-    (a near-JSON answer still counts when all four are there, the point as a list)."""
+def _answer_fields(body: str, repair: bool) -> Any:
+    """The answer's fields: JSON if it loads; else, with ``repair``, each field read on
+    its own (a near-JSON answer counts when all four are there, the point as a list)."""
     try:
         return json.loads(body)
     except ValueError:
+        if not repair:  # the authors' repair never runs (module docstring)
+            return None
         fields = answer_fields_by_pattern(body)
         return fields if isinstance(fields.get("point_2d"), list) else None
 
 
-def answer_well_formed(text: str) -> bool:
-    """The authors' structural format check of one completion (see module doc).
+def answer_well_formed(text: str, rule: str = "paper") -> bool:
+    """The authors' structural format check of one completion (module docstring).
 
     >>> answer_well_formed('<think>t</think><answer>{"action_type": "Click", '
     ...     '"action_description": "d", "value": "None", "point_2d": [3, 4]}</answer>')
@@ -122,29 +226,50 @@ def answer_well_formed(text: str) -> bool:
     """
     if not _OUTER.match(text):
         return False
-    fields = _answer_fields(_ANSWER.search(text).group(1).strip())  # type: ignore[union-attr]
+    fields = _answer_fields(first_answer(text) or "", repair=rule != "authors")
     if not isinstance(fields, dict) or any(k not in fields for k in (*_TEXT_KEYS, "point_2d")):
         return False
     if not all(isinstance(fields[k], str) for k in _TEXT_KEYS):
         return False
     point = fields["point_2d"]
-    if isinstance(point, list):
-        return len(point) == 2 and all(isinstance(v, int) for v in point)
+    if isinstance(point, list):  # the authors' isinstance(v, int) also passes JSON true / false
+        ints = all(isinstance(v, int) and (rule == "authors" or not isinstance(v, bool)) for v in point)
+        return len(point) == 2 and ints
     return isinstance(point, str) and point.lower() == "none"
 
 
-def guilibra_format(text: str, pred: Action | ParseFailure, is_grounding: bool, rule: str = "authors") -> float:
-    """``r_fmt`` in {0, 1}: the answer's structure (``rule``), then the think rule."""
-    well_formed = answer_well_formed(text) if rule == "authors" else bool(pred)
+def guilibra_format(text: str, pred: Action | ParseFailure, is_grounding: bool, rule: str = "paper") -> float:
+    """``r_fmt`` in {0, 1}: the answer's structure (``rule``), then the think rule
+    (reasoning = both ``<think>`` and ``</think>`` present, as the authors test)."""
+    well_formed = bool(pred) if rule == "parse" else answer_well_formed(text, rule)
     if not well_formed:
         return 0.0
-    has_think = "<think>" in text
+    has_think = "<think>" in text and "</think>" in text
     return 0.0 if has_think == bool(is_grounding) else 1.0
+
+
+def read_answer_action(text: str, fmt: str, frame: Frame) -> Action | ParseFailure:
+    """The action of the first ``<answer>..</answer>`` of ``text`` (guirl's parser on it alone)."""
+    body = first_answer(text)
+    if body is None:
+        return ParseFailure(reason="guilibra: no <answer>..</answer> in the output", raw=text[:200])
+    return parse_action(f"<answer>{body}</answer>", fmt, frame)
 
 
 @register_reward("guilibra")
 class PartiallyVerifiableReward(Reward):
-    """``w_fmt r_fmt + (1 - w_fmt) max_{a* in A*_t} r_acc`` in [0, 1]."""
+    """``w_fmt r_fmt + (1 - w_fmt) max_{a* in A*_t} r_acc`` in [0, 1] (``format_rule``: module docstring).
+
+    >>> from guirl.actions import Action, Frame
+    >>> gt = [Action(type="type", text="hello", frame=Frame.screen(1000, 1000))]
+    >>> out = '<think>t</think><answer>{"action_type": "type", "action_description": "d", ' \\
+    ...       '"value": "hello", "point_2d": "none"}</answer>'
+    >>> make = lambda rule: PartiallyVerifiableReward(format_rule=rule)
+    >>> make("paper")([out], valid_actions=[gt], output_frame=[Frame.screen(1000, 1000)])  # "type" -> TYPE
+    [1.0]
+    >>> make("authors")([out], valid_actions=[gt], output_frame=[Frame.screen(1000, 1000)])  # "type" != "write"
+    [0.1]
+    """
 
     def __init__(
         self,
@@ -152,28 +277,37 @@ class PartiallyVerifiableReward(Reward):
         w_format: float = 0.1,
         f1_threshold: float = 0.5,
         point_radius: float = 0.05,
-        format_rule: str = "authors",
+        format_rule: str = "paper",
     ) -> None:
         if not 0.0 <= w_format <= 1.0 or not math.isfinite(w_format):
             raise ValueError(f"w_format must be in [0, 1], got {w_format}")
-        if format_rule not in ("authors", "parse"):
-            raise ValueError(f"format_rule must be 'authors' or 'parse', got {format_rule!r}")
+        if format_rule not in FORMAT_RULES:
+            raise ValueError(f"format_rule must be one of {list(FORMAT_RULES)}, got {format_rule!r}")
         self.fmt, self.w_format, self.f1_threshold, self.point_radius = fmt, w_format, f1_threshold, point_radius
         self.format_rule = format_rule
+
+    def accuracy(self, text: str, pred: Action | ParseFailure, actions: list[Action], frame: Frame) -> float:
+        params = {"f1_threshold": self.f1_threshold, "point_radius": self.point_radius}
+        if self.format_rule == "authors":
+            answer = read_authors_answer(text)
+            return max(authors_accuracy(answer, gt, frame, **params) for gt in actions)
+        return max(guilibra_accuracy(pred, gt, **params) for gt in actions)
 
     def score(self, completions: Sequence[Any], **columns: Any) -> RewardOutput:
         n = len(completions)
         valid = valid_actions_column(columns, n)
         grounding = get_column(columns, "is_grounding", n, False)
         require_sized_ground_truth(valid)
-        preds = parse_completions(completions, self.fmt, columns, require_sized=True)
+        frames = output_frames(n, self.fmt, columns, require_sized=True)
         scores, fmt_scores, acc_scores = [], [], []
-        for completion, pred, actions, is_grounding in zip(completions, preds, valid, grounding, strict=True):
-            fmt = guilibra_format(completion_text(completion), pred, bool(is_grounding), self.format_rule)
-            acc = max(
-                guilibra_accuracy(pred, gt, f1_threshold=self.f1_threshold, point_radius=self.point_radius)
-                for gt in actions
-            )
+        for completion, frame, actions, is_grounding in zip(completions, frames, valid, grounding, strict=True):
+            text = completion_text(completion)
+            if self.format_rule == "parse":
+                pred = parse_action(text, self.fmt, frame)
+            else:
+                pred = read_answer_action(text, self.fmt, frame)
+            fmt = guilibra_format(text, pred, bool(is_grounding), self.format_rule)
+            acc = self.accuracy(text, pred, actions, frame)
             fmt_scores.append(fmt)
             acc_scores.append(acc)
             scores.append(self.w_format * fmt + (1.0 - self.w_format) * acc)

@@ -9,17 +9,26 @@ parsable action). Accuracy by task:
   sub-goal judge (sub-goal guidance): when ``R_param = 0``,
   ``R_agent = w_t R_type + w_s R_subgoal``, ``R_subgoal = S_raw / 10``
   (judge role ``"subgoal"`` answering ``{"score": 0..10}``), w_s = 0.2;
-- ``infigui_point`` (grounding to a point): ``1[(x, y) in B_gt]``;
+- ``infigui_point`` (grounding to a point): ``1[(x, y) in B_gt]`` (a point ground truth: the tolerance below);
 - ``infigui_box`` (grounding to a box): ``1 if IoU >= tau else IoU / tau``, tau = 0.7.
 
-Coordinates are compared in the unit frame. In ``infigui_agent`` a
-ground-truth point without a box matches within ``point_tolerance``
-(unit-frame distance, default 0.04: the public evaluation's
-``0.04 * max(W, H)`` on a square screen).
+Coordinates are compared in screen pixels (``screen_size`` column, else the
+ground truth's sized frame). A ground-truth point without a box matches
+within ``point_tolerance * max(W, H)`` pixels (default 0.04: the public
+evaluation's ``0.04 * max(W, H)``; on a 1080 x 2400 screen, 96 px), in
+``infigui_agent`` and ``infigui_point`` alike. The paper's point reward is
+defined on a box only (``1[(x, y) in B_gt]``): a ground truth with a box is
+tested on its box, one with only a point on that tolerance (departure:
+borrowed from the evaluation, the paper has no point rule).
+
+The sub-goal judge of ``infigui_agent`` is masked where it fails (raises,
+``ok=False``, or a verdict that is not a number in 0..10): the ``subgoal``
+component is nan there, ``failed["subgoal"]`` flags it, and ``R_agent``
+keeps only ``w_t R_type`` (w_s is not redistributed).
 
 Audit against the paper (seeds/infigui_r1_zh.txt 3.2.1-3.2.2, implementation
 details): every constant and rule above matches it (point box closed, IoU
-``>= tau``). The authors' public repository (Reallm-Labs/InfiGUI-R1) holds only
+``>= tau``), apart from the point-ground-truth tolerance noted above. The authors' public repository (Reallm-Labs/InfiGUI-R1) holds only
 evaluation code (``eval/android_control``), no RL reward, so there is no
 "paper vs code" difference to record; its evaluation prompt asks for the
 sub-goal inside ``<step>`` tags, which the judge may use from the reasoning.
@@ -27,6 +36,7 @@ sub-goal inside ``<step>`` tags, which the judge may use from the reasoning.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -38,13 +48,15 @@ from guirl.rewards.base import (
     RewardOutput,
     completion_text,
     get_column,
+    masked_sum,
     parse_completions,
     register_reward,
     require_sized_ground_truth,
+    screen_frames,
     valid_actions_column,
 )
 from guirl.rewards.litegui_md import judge_score
-from guirl.rewards.matching import action_point, box_in_frame, box_iou, params_match, point_in_box
+from guirl.rewards.matching import action_point, box_in_frame, box_iou, params_match, point_in_box, point_in_frame
 
 UNIT = Frame.unit()
 _THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
@@ -62,11 +74,43 @@ def think_format_ok(text: str, pred: Action | ParseFailure) -> bool:
     return bool(pred) and m is not None and bool(m.group(1).strip())
 
 
-def agent_accuracy(pred: Action | ParseFailure, gt: Action, *, point_tolerance: float = 0.04) -> tuple[float, float]:
-    """``(R_type, R_param)`` of one prediction against one ground truth."""
+def tolerance_in(screen: Frame, fraction: float) -> float:
+    """``fraction * max(W, H)`` in ``screen``'s units (``fraction * scale`` for a relative frame)."""
+    if screen.kind == "relative":
+        return fraction * float(screen.scale)  # type: ignore[arg-type]
+    if screen.width is None or screen.height is None:
+        raise ValueError(f"a point tolerance needs a sized screen frame, got {screen}")
+    return fraction * max(screen.width, screen.height)
+
+
+def _screen_of(gt: Action) -> Frame:
+    sized = gt.frame.kind != "relative" and gt.frame.width is not None
+    return gt.frame if sized else UNIT
+
+
+def agent_accuracy(
+    pred: Action | ParseFailure, gt: Action, *, screen: Frame | None = None, point_tolerance: float = 0.04
+) -> tuple[float, float]:
+    """``(R_type, R_param)`` of one prediction against one ground truth, positions compared in
+    ``screen`` (default: the ground truth's sized frame) with a point tolerance of
+    ``point_tolerance * max(W, H)``."""
     if not pred or pred.type is not gt.type:
         return 0.0, 0.0
-    return 1.0, float(params_match(pred, gt, UNIT, point_tolerance))
+    screen = screen or _screen_of(gt)
+    return 1.0, float(params_match(pred, gt, screen, tolerance_in(screen, point_tolerance)))
+
+
+def point_hit(pred: Action, gt: Action, screen: Frame, point_tolerance: float = 0.04) -> bool:
+    """Grounding hit: inside ``gt.box`` (closed) when it has one, else within
+    ``point_tolerance * max(W, H)`` of ``gt.point``; False when either has no position."""
+    p = action_point(pred, screen)
+    if p is None:
+        return False
+    if gt.box is not None:
+        return point_in_box(p, box_in_frame(gt.box, gt.frame, screen))
+    if gt.point is not None:
+        return math.dist(p, point_in_frame(gt.point, gt.frame, screen)) <= tolerance_in(screen, point_tolerance)
+    return False
 
 
 def box_reward(
@@ -78,32 +122,42 @@ def box_reward(
 
 
 class _InfiGUIReward(Reward):
+    #: components every batch reports (0 where not computed), and the judge-backed ones among them
+    part_names: tuple[str, ...] = ()
+    judged: tuple[str, ...] = ()
+
     def __init__(self, fmt: str, w_format: float, w_accuracy: float) -> None:
         self.fmt, self.w_format, self.w_accuracy = fmt, w_format, w_accuracy
         self.score_range = (0.0, w_format + w_accuracy)
 
     def accuracy(
-        self, pred: Action, valid: list[Action], text: str, sub_goal: str | None
+        self, pred: Action, valid: list[Action], screen: Frame, text: str, sub_goal: str | None
     ) -> tuple[float, dict[str, float]]:
+        """``(R_acc, parts)``; a part that is nan is a masked judge component."""
         raise NotImplementedError
 
     def score(self, completions: Sequence[Any], **columns: Any) -> RewardOutput:
-        valid = valid_actions_column(columns, len(completions))
+        n = len(completions)
+        valid = valid_actions_column(columns, n)
         require_sized_ground_truth(valid)
+        screens = screen_frames(columns, valid, "InfiGUI-R1's point tolerance (0.04 * max(W, H))")
         preds = parse_completions(completions, self.fmt, columns, require_sized=True)
-        sub_goals = get_column(columns, "sub_goal", len(completions), None)
+        sub_goals = get_column(columns, "sub_goal", n, None)
         scores, fmt_scores, acc_scores = [], [], []
-        extra: dict[str, list[float]] = {}
+        extra: dict[str, list[float]] = {name: [0.0] * n for name in self.part_names}
+        failed: dict[str, list[bool]] = {name: [False] * n for name in self.judged}
         for i, (completion, pred, actions) in enumerate(zip(completions, preds, valid, strict=True)):
             text = completion_text(completion)
             fmt_ok = think_format_ok(text, pred)
-            acc, parts = self.accuracy(pred, actions, text, sub_goals[i]) if fmt_ok else (0.0, {})
+            acc, parts = self.accuracy(pred, actions, screens[i], text, sub_goals[i]) if fmt_ok else (0.0, {})
             for k, v in parts.items():
-                extra.setdefault(k, [0.0] * len(completions))[i] = v
+                extra.setdefault(k, [0.0] * n)[i] = v
+                if math.isnan(v):
+                    failed.setdefault(k, [False] * n)[i] = True
             fmt_scores.append(float(fmt_ok))
             acc_scores.append(acc)
             scores.append(self.w_format * float(fmt_ok) + self.w_accuracy * acc)
-        return RewardOutput(scores, {"format": fmt_scores, "accuracy": acc_scores, **extra})
+        return RewardOutput(scores, {"format": fmt_scores, "accuracy": acc_scores, **extra}, failed)
 
 
 @register_reward("infigui_agent")
@@ -129,6 +183,8 @@ class AgentReward(_InfiGUIReward):
         super().__init__(fmt, w_format, w_accuracy)
         self.w_type, self.w_param, self.w_subgoal, self.point_tolerance = w_type, w_param, w_subgoal, point_tolerance
         self.judge = make_judge(subgoal_judge) if isinstance(subgoal_judge, str) else subgoal_judge
+        self.judged = ("subgoal",) if self.judge is not None else ()
+        self.part_names = ("type", "param", *self.judged)
         self.prompt_template = prompt_template
 
     def score(self, completions: Sequence[Any], **columns: Any) -> RewardOutput:
@@ -138,10 +194,10 @@ class AgentReward(_InfiGUIReward):
             )
         return super().score(completions, **columns)
 
-    def accuracy(self, pred, valid, text, sub_goal):
+    def accuracy(self, pred, valid, screen, text, sub_goal):
         best_type, best_param = 0.0, 0.0
         for gt in valid:
-            t, p = agent_accuracy(pred, gt, point_tolerance=self.point_tolerance)
+            t, p = agent_accuracy(pred, gt, screen=screen, point_tolerance=self.point_tolerance)
             if self.w_type * t + self.w_param * p > self.w_type * best_type + self.w_param * best_param:
                 best_type, best_param = t, p
         if best_param > 0 or self.judge is None:
@@ -154,23 +210,26 @@ class AgentReward(_InfiGUIReward):
             fields={"reasoning": reasoning, "sub_goal": sub_goal},
         )
         value = judge_score(self.judge, request, scale=10.0)
-        subgoal = 0.0 if value is None else value
-        return self.w_type * best_type + self.w_subgoal * subgoal, {"type": best_type, "param": 0.0, "subgoal": subgoal}
+        subgoal = math.nan if value is None else value  # masked where the judge failed
+        accuracy = masked_sum([(self.w_type, best_type), (self.w_subgoal, subgoal)])
+        return accuracy, {"type": best_type, "param": 0.0, "subgoal": subgoal}
 
 
 @register_reward("infigui_point")
 class PointReward(_InfiGUIReward):
-    """Grounding to a point: ``w_f R_format + w_a 1[(x, y) in B_gt]`` (any box of A*_t)."""
+    """Grounding to a point: ``w_f R_format + w_a 1[hit]`` over A*_t, a hit being
+    :func:`point_hit` (inside ``B_gt``, or within ``point_tolerance * max(W, H)`` px
+    of a point ground truth)."""
 
-    def __init__(self, fmt: str = "qwen_computer_use", w_format: float = 0.1, w_accuracy: float = 0.9) -> None:
+    def __init__(
+        self, fmt: str = "qwen_computer_use", w_format: float = 0.1, w_accuracy: float = 0.9,
+        point_tolerance: float = 0.04,
+    ) -> None:
         super().__init__(fmt, w_format, w_accuracy)
+        self.point_tolerance = point_tolerance
 
-    def accuracy(self, pred, valid, text, sub_goal):
-        p = action_point(pred, UNIT)
-        hit = p is not None and any(
-            gt.box is not None and point_in_box(p, box_in_frame(gt.box, gt.frame, UNIT)) for gt in valid
-        )
-        return float(hit), {}
+    def accuracy(self, pred, valid, screen, text, sub_goal):
+        return float(any(point_hit(pred, gt, screen, self.point_tolerance) for gt in valid)), {}
 
 
 @register_reward("infigui_box")
@@ -183,7 +242,7 @@ class BoxReward(_InfiGUIReward):
         super().__init__(fmt, w_format, w_accuracy)
         self.tau = tau
 
-    def accuracy(self, pred, valid, text, sub_goal):
+    def accuracy(self, pred, valid, screen, text, sub_goal):
         if pred.box is None:
             return 0.0, {}
         pb = box_in_frame(pred.box, pred.frame, UNIT)

@@ -24,6 +24,7 @@ from guirl.rewards.base import (
     get_column,
     parse_completions,
     register_reward,
+    screen_frames,
     valid_actions_column,
 )
 from guirl.rewards.matching import action_point, box_in_frame, distance_to_box, normalize_text, point_in_frame, words
@@ -54,6 +55,38 @@ def position_score(
     half_w, half_h = (x2 - x1) / 2, (y2 - y1) / 2
     cx, cy = x1 + half_w, y1 + half_h
     u = max(abs(point[0] - cx) / half_w if half_w > 0 else 0.0, abs(point[1] - cy) / half_h if half_h > 0 else 0.0)
+    if u <= central_fraction:
+        return 1.0
+    return 1.0 - 0.5 * (u - central_fraction) / (1.0 - central_fraction)
+
+
+def point_position_score(
+    point: tuple[float, float],
+    target: tuple[float, float],
+    *,
+    radius: float,
+    central_fraction: float = 0.5,
+    decay_px: float = 200.0,
+) -> float:
+    """``m_pos`` for a ground-truth *point* (no box), both in screen pixels: the box rule
+    of :func:`position_score` on a disc of ``radius`` px about the point.
+
+    Distance ``d`` to the point: 1 within ``central_fraction * radius``;
+    linear from 1 to 0.5 up to ``radius``; beyond, ``0.5 * exp(-(d - radius) / decay_px)``.
+    Departure: the paper scores positions against a box only; read literally, a
+    point is a zero-size box, which gives 1 on the point and 0.4988 one pixel
+    away (a cliff). ``radius`` is guirl's choice (the rewards pass
+    ``0.04 * max(W, H)``, InfiGUI-R1's evaluation tolerance).
+
+    >>> point_position_score((530, 500), (500, 500), radius=40)  # d = 30: 1 - 0.5 * (0.75 - 0.5) / 0.5
+    0.75
+    """
+    if radius <= 0:
+        raise ValueError(f"radius must be positive, got {radius}")
+    d = math.dist(point, target)
+    if d > radius:
+        return 0.5 * math.exp(-(d - radius) / decay_px)
+    u = d / radius
     if u <= central_fraction:
         return 1.0
     return 1.0 - 0.5 * (u - central_fraction) / (1.0 - central_fraction)
@@ -97,13 +130,18 @@ def phi_gui(
     w_val: float = 1.0,
     central_fraction: float = 0.5,
     decay_px: float = 200.0,
+    point_radius: float = 0.04,
 ) -> float:
     """LiteGUI's action matcher (eq. 9 / 26) in [0, 1]; a ParseFailure scores 0.
 
     ``phi = (w_t m_type + 1[b*] w_p m_pos + 1[v*] w_v m_val) / (w_t + 1[b*] w_p + 1[v*] w_v)``.
     Positions are compared in ``screen`` (a sized screen-pixel frame; the
-    200 px decay is in screen pixels). A ground-truth point without a box
-    is a zero-size box. ``v*`` is ``gt.text`` or ``gt.keys`` (an annotated
+    200 px decay is in screen pixels). A ground-truth point without a box is
+    scored by :func:`point_position_score` with a radius of
+    ``point_radius * max(W, H)`` of ``screen`` (departure: the paper has no
+    point rule; a zero-size box would be a cliff). This function sees only
+    the parsed action: the schema check of the output text (reasoning,
+    subtasks) is ``litegui_ms``'s. ``v*`` is ``gt.text`` or ``gt.keys`` (an annotated
     empty text counts as given). Choices where the paper is silent: the
     predicted position is the action's point (a predicted box: its centre);
     a DRAG is scored on its start point only (``end_point`` is not scored);
@@ -115,15 +153,21 @@ def phi_gui(
     num = w_type * float(type_matches(pred, gt))
     den = w_type
     if gt.box is not None or gt.point is not None:
-        if gt.box is not None:
-            box = box_in_frame(gt.box, gt.frame, screen)
-        else:
-            x, y = point_in_frame(gt.point, gt.frame, screen)  # type: ignore[arg-type]
-            box = (x, y, x, y)
         p = action_point(pred, screen)
-        num += w_pos * (
-            position_score(p, box, central_fraction=central_fraction, decay_px=decay_px) if p is not None else 0.0
-        )
+        if p is None:
+            m_pos = 0.0
+        elif gt.box is not None:
+            box = box_in_frame(gt.box, gt.frame, screen)
+            m_pos = position_score(p, box, central_fraction=central_fraction, decay_px=decay_px)
+        else:
+            if screen.width is None or screen.height is None:
+                raise ValueError(f"phi_gui needs a sized screen frame to score a point ground truth, got {screen}")
+            target = point_in_frame(gt.point, gt.frame, screen)  # type: ignore[arg-type]
+            radius = point_radius * max(screen.width, screen.height)
+            m_pos = point_position_score(
+                p, target, radius=radius, central_fraction=central_fraction, decay_px=decay_px
+            )
+        num += w_pos * m_pos
         den += w_pos
     if gt.text is not None or gt.keys is not None:
         num += w_val * value_score(pred, gt)
@@ -153,31 +197,47 @@ def most_matched_action(pred: Action | ParseFailure, valid_actions: Sequence[Act
     return valid_actions[multi_solution_score(pred, valid_actions, screen)[1]]
 
 
-def screen_frames(columns: dict[str, Any], valid: list[list[Action]]) -> list[Frame]:
-    """The screen-pixel frame of each sample: ``screen_size`` column, else the first sized pixel frame of A*_t
-    (samples whose A*_t has no coordinates need none)."""
-    sizes = get_column(columns, "screen_size", len(valid), None)
-    frames = []
-    for size, actions in zip(sizes, valid, strict=True):
-        if size is not None:
-            frames.append(Frame.screen(int(size[0]), int(size[1])))
+def _lower_keys(obj: dict) -> dict[Any, Any]:
+    return {k.lower() if isinstance(k, str) else k: v for k, v in obj.items()}
+
+
+def schema_ok(text: str, pred: Action | ParseFailure) -> bool:
+    """Whether ``text`` follows LiteGUI's output schema ``y = {reasoning, subtasks, action}``.
+
+    The JSON object the litegui parser reads (the first with an ``action`` or
+    ``type`` key, keys case-insensitive) must hold ``reasoning`` as a string and
+    ``subtasks`` as a list of strings or objects, and its action must parse.
+    (The paper does not spell out the item schema; this is guirl's reading.)
+
+    >>> from guirl.actions import parse_action
+    >>> bare = '{"type": "CLICK", "position": [50, 50]}'
+    >>> schema_ok(bare, parse_action(bare, "litegui"))
+    False
+    """
+    if not pred:
+        return False
+    for _, obj in iter_json_objects(text):
+        fields = _lower_keys(obj)
+        if "action" not in fields and "type" not in fields:
             continue
-        sized = [a.frame for a in actions if a.frame.kind != "relative" and a.frame.width is not None]
-        if not sized and all(a.point is None and a.box is None for a in actions):
-            frames.append(Frame.unit())  # no position to score: the frame is never used
-            continue
-        if not sized:
-            raise ValueError(
-                "LiteGUI's position score measures screen pixels: pass screen_size=[(width, height), ...] "
-                "or give the valid actions a sized Frame.screen(width, height)"
-            )
-        frames.append(sized[0])
-    return frames
+        subtasks = fields.get("subtasks")
+        return (
+            isinstance(fields.get("reasoning"), str)
+            and isinstance(subtasks, list)
+            and all(isinstance(item, (str, dict)) for item in subtasks)
+        )
+    return False
 
 
 @register_reward("litegui_ms")
 class MultiSolutionReward(Reward):
     """``R_ms = max_{a* in A*_t} phi_gui(y, a*)`` (LiteGUI eq. 15), in [0, 1].
+
+    An output that does not parse, or (with ``fmt='litegui'`` and
+    ``require_schema``) breaks the output schema (:func:`schema_ok`: no
+    reasoning string, no subtask list, wrong field types) scores 0, as
+    METHODS.md 1 says. ``point_radius``: the disc radius, as a fraction of
+    ``max(W, H)``, that scores a point ground truth (:func:`point_position_score`).
 
     >>> from guirl.actions import Action, Frame
     >>> gt = Action(type="click", box=(0, 0, 100, 100), frame=Frame.screen(1000, 1000))
@@ -188,6 +248,8 @@ class MultiSolutionReward(Reward):
     >>> output = '{"reasoning": "", "subtasks": [], "action": {"type": "CLICK", "position": [90, 50]}}'
     >>> reward([output], valid_actions=[[gt]], output_frame=[Frame.screen(1000, 1000)])  # u = 0.8: (1 + 0.7) / 2
     [0.85]
+    >>> reward(['{"type": "CLICK", "position": [50, 50]}'], valid_actions=[[gt]])  # no reasoning / subtasks
+    [0.0]
     """
 
     def __init__(
@@ -198,23 +260,33 @@ class MultiSolutionReward(Reward):
         w_val: float = 1.0,
         central_fraction: float = 0.5,
         decay_px: float = 200.0,
+        point_radius: float = 0.04,
+        require_schema: bool = True,
     ) -> None:
         self.fmt = fmt
+        self.require_schema = require_schema and fmt == "litegui"  # other formats have no reasoning/subtasks
         self.phi_params = {
-            "w_type": w_type, "w_pos": w_pos, "w_val": w_val, "central_fraction": central_fraction, "decay_px": decay_px
+            "w_type": w_type,
+            "w_pos": w_pos,
+            "w_val": w_val,
+            "central_fraction": central_fraction,
+            "decay_px": decay_px,
+            "point_radius": point_radius,
         }
 
     def score(self, completions: Sequence[Any], **columns: Any) -> RewardOutput:
         valid = valid_actions_column(columns, len(completions))
-        screens = screen_frames(columns, valid)
+        screens = screen_frames(columns, valid, "LiteGUI's position score")
         preds = parse_completions(completions, self.fmt, columns, require_sized=True, unsized_kind_ok="screen")
-        scores, parsed, matched = [], [], []
-        for pred, actions, screen in zip(preds, valid, screens, strict=True):
-            s, i = multi_solution_score(pred, actions, screen, **self.phi_params)
+        scores, parsed, schema, matched = [], [], [], []
+        for completion, pred, actions, screen in zip(completions, preds, valid, screens, strict=True):
+            follows = not self.require_schema or schema_ok(completion_text(completion), pred)
+            s, i = multi_solution_score(pred, actions, screen, **self.phi_params) if follows else (0.0, 0)
             scores.append(s)
             parsed.append(float(bool(pred)))
+            schema.append(float(follows and bool(pred)))
             matched.append(float(i))
-        return RewardOutput(scores, {"parsed": parsed, "matched_index": matched})
+        return RewardOutput(scores, {"parsed": parsed, "schema": schema, "matched_index": matched})
 
 
 def soft_overlength_factor(length: int, max_length: int, cache_length: int) -> float:
@@ -229,13 +301,13 @@ def soft_overlength_factor(length: int, max_length: int, cache_length: int) -> f
 
 
 def json_format_score(text: str, fmt: str, pred: Action | ParseFailure) -> float:
-    """1 when the output holds a JSON object with ``reasoning`` (str), ``subtasks`` (list)
-    and an ``action`` that parses; 0.5 when it is JSON but incomplete; 0 otherwise."""
+    """1 when the output follows the schema (:func:`schema_ok`); 0.5 when it holds a JSON
+    object with some of ``reasoning`` / ``subtasks`` / ``action`` but breaks the schema; 0 otherwise."""
+    if schema_ok(text, pred):
+        return 1.0
     for _, obj in iter_json_objects(text):
-        if "action" not in obj and "reasoning" not in obj and "subtasks" not in obj:
-            continue
-        complete = isinstance(obj.get("reasoning"), str) and isinstance(obj.get("subtasks"), list) and bool(pred)
-        return 1.0 if complete else 0.5
+        if {"action", "reasoning", "subtasks"} & set(_lower_keys(obj)):
+            return 0.5
     return 0.0
 
 

@@ -20,6 +20,7 @@ reproduces the losses of an uninterrupted run.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import time
@@ -171,6 +172,7 @@ def train(
     compute_loss: Callable[[torch.nn.Module, dict[str, Any], list[dict[str, Any]]], tuple[torch.Tensor, dict[str, float]]],
     evaluate: Callable[[torch.nn.Module, int], dict[str, float]] | None = None,
     on_step: Callable[[int, dict[str, float]], None] | None = None,
+    prepare_step: Callable[[torch.nn.Module, int, list[Any]], tuple[list[Any], dict[str, float]]] | None = None,
 ) -> dict[str, Any]:
     """Train ``model`` for ``cfg.max_steps`` optimiser steps; return a summary.
 
@@ -221,6 +223,11 @@ def train(
     while step < cfg.max_steps:
         batches = [next(data) for _ in range(cfg.grad_accum)]
         metrics_sum: dict[str, float] = {}
+        prepared: dict[str, float] = {}
+        if prepare_step is not None:
+            batches, prepared = prepare_step(model, step, batches)
+            model.train()
+        update_start = time.perf_counter()
         for i, batch in enumerate(batches):
             # gradients are all-reduced only on the last micro-batch of the step
             sync = contextlib.nullcontext() if i == len(batches) - 1 else acc.no_sync(model)
@@ -238,7 +245,9 @@ def train(
         step += 1
         samples_since += per_step
         # micro-batch losses sum to the step's loss; other metrics are averaged
-        logged = {k: (v if k in ("train/loss", "train/grad_norm") else v / cfg.grad_accum) for k, v in metrics_sum.items()}
+        logged = {k: (v if k in ("train/loss", "train/grad_norm") else v / len(batches)) for k, v in metrics_sum.items()}
+        if prepare_step is not None:
+            logged |= prepared | {"time/update_s": time.perf_counter() - update_start}
         logged = _mean_over_processes(acc, logged)
         logged["train/lr"] = scheduler.get_last_lr()[0]
         history.append({"step": step, "loss": logged["train/loss"]})
@@ -249,6 +258,9 @@ def train(
             logged["perf/samples_per_s"] = samples_since / max(elapsed, 1e-9)
             t0, samples_since = time.perf_counter(), 0
             acc.log(logged, step=step)
+            if acc.is_main_process:  # the same metrics as plain JSON lines, for scripts and reports
+                with open(Path(cfg.output_dir) / "metrics.jsonl", "a") as fh:
+                    fh.write(json.dumps({"step": step, **logged}) + "\n")
             bar.set_postfix(loss=f"{logged['train/loss']:.4f}", sps=f"{logged['perf/samples_per_s']:.1f}")
         bar.update(1)
         if evaluate is not None and cfg.eval_every and step % cfg.eval_every == 0:

@@ -111,6 +111,23 @@ class SimEnv:
             self._judgement = self.oracle.judge(self.world.state, self.anchor)
         return self._judgement
 
+    def snapshot(self) -> dict[str, Any]:
+        """Where the episode is now (state, last on-track state, best progress, step count), for :meth:`restore`."""
+        if self.world is None:
+            raise RuntimeError("call reset() before snapshot()")
+        return {"state": dict(self.world.state), "anchor": self.anchor, "high_water": self.high_water,
+                "steps": self.steps, "over": self.over}
+
+    def restore(self, snapshot: dict[str, Any]) -> Observation:
+        """Put the episode back where :meth:`snapshot` was taken (same seed and task); returns its observation."""
+        if self.world is None:
+            raise RuntimeError("call reset() with the snapshot's seed and task before restore()")
+        self.world.state = dict(snapshot["state"])
+        self.anchor, self.high_water = snapshot["anchor"], snapshot["high_water"]
+        self.steps, self.over = snapshot["steps"], snapshot["over"]
+        self._judgement = None
+        return self._observe({})
+
     def step(self, action: Action) -> StepResult:
         if self.world is None:
             raise RuntimeError("call reset() before step()")

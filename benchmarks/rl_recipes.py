@@ -1,0 +1,142 @@
+"""Held-out success of the single-step RL recipes against their starting point (the shipped base agent).
+
+    python benchmarks/rl_recipes.py [--recipes litegui_mdgrpo_tiny guilibra_kl_grpo_sngs_tiny infigui_rloo_tiny]
+                                    [--seeds 0 1 2] [--out runs/bench-rl] [--samples 120] [key=value ...]
+
+For every recipe and training seed it runs ``guirl train grpo --config recipes/<recipe>.yaml`` (as a
+subprocess: its wall time and peak RSS are its own) on built-in-world states of data seed 3, then
+evaluates the final model greedily (batched engine) on held-out data of seed 7 (the base agent
+trained on seed 0): multi-step steps of trained task families (``steps_unseen_seeds``), of unseen
+families (``steps_unseen_tasks``), grounding screens, and whole-episode success when the agent plays
+sim tasks of the trained families. Prints, per recipe and split, the base agent's score, the mean
+and standard deviation over seeds after training, the difference, and the mean wall time.
+Resumable: finished (recipe, seed) runs are read back from ``--out/results.json``; an interrupted
+training run resumes from its last checkpoint. Extra ``key=value`` arguments override every recipe
+(e.g. ``max_steps=100``), for ablations: ``--tag`` names such a variant in the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SPLITS = {"steps_unseen_seeds": "trajectories/test_seed.jsonl", "steps_unseen_tasks": "trajectories/test_task.jsonl",
+          "grounding": "grounding/test_seed.jsonl"}
+
+
+def ensure_data(out: Path, seed: int) -> Path:
+    from guirl.envs.sim import generate_dataset
+
+    path = out / f"sim-seed{seed}"
+    if not (path / "manifest.json").is_file():
+        generate_dataset(out_dir=str(path), seed=seed)
+    return path
+
+
+def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, seed: int = 0) -> dict[str, float]:
+    """Greedy held-out step success per split (batched), and sim episode success."""
+    from guirl.eval.online import evaluate_online
+    from guirl.eval.steps import evaluate_steps
+    from guirl.models.load import load_policy
+    from guirl.rollout.hf_engine import HFEngine
+    from guirl.rollout.policy import ModelPolicy
+    from guirl.trainers.rl_common import load_states
+
+    policy = load_policy(model_dir)
+    engine = HFEngine.from_policy(policy)
+    scores = {}
+    for name, rel in SPLITS.items():
+        held = [(s.episode, s.step, s.root) for s in load_states([str(data / rel)]) if s.step.valid_actions]
+        held = random.Random(seed).sample(held, min(samples, len(held)))
+        scores[name] = evaluate_steps(engine, policy.prompt, policy.frame_for, held, max_new_tokens=80)["eval/step_success"]
+    manifest = json.loads((data / "manifest.json").read_text())
+    families = manifest["splits"]["train"]
+    if episodes:
+        rows, _ = evaluate_online("sim", families, episodes, ModelPolicy(policy, temperature=0.0, max_new_tokens=80),
+                                  max_steps=12, env_kwargs={"preset": manifest["config"]["preset"]}, seed=70_000)
+        scores["episode_success"] = sum(r.successes for r in rows) / max(1, sum(r.episodes for r in rows))
+    return scores
+
+
+def train(recipe: str, seed: int, out: Path, data: Path, overrides: list[str]) -> dict:
+    import resource
+
+    run = out / f"{recipe}{'-' + overrides_tag(overrides) if overrides else ''}-seed{seed}"
+    cmd = [sys.executable, "-m", "guirl", "train", "grpo", "--config", str(ROOT / "recipes" / f"{recipe}.yaml"),
+           f"output_dir={run}", f"seed={seed}", "report_to=[]", *_data_overrides(recipe, data), *overrides]
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, cwd=ROOT)
+    wall = time.perf_counter() - start
+    return {"run": str(run), "wall_s": wall, "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
+def overrides_tag(overrides: list[str]) -> str:
+    return "_".join(o.replace("=", "").replace(".", "").replace("/", "")[:24] for o in overrides)
+
+
+def _data_overrides(recipe: str, data: Path) -> list[str]:
+    import yaml
+
+    cfg = yaml.safe_load((ROOT / "recipes" / f"{recipe}.yaml").read_text())
+    paths = [str(data / Path(p).relative_to(Path(p).parents[1])) for p in cfg.get("train_data", [])]
+    return [f"train_data=[{','.join(paths)}]"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--recipes", nargs="+", default=["litegui_mdgrpo_tiny", "guilibra_kl_grpo_sngs_tiny", "infigui_rloo_tiny"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--out", default="runs/bench-rl")
+    parser.add_argument("--samples", type=int, default=120, help="held-out steps per split")
+    parser.add_argument("--episodes", type=int, default=4, help="sim episodes per trained task family")
+    parser.add_argument("--tag", default="", help="name of this variant in the results (with overrides)")
+    parser.add_argument("overrides", nargs="*", help="key=value applied to every recipe")
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results_path = out / "results.json"
+    results = json.loads(results_path.read_text()) if results_path.is_file() else {}
+    train_data, eval_data = ensure_data(out, 3), ensure_data(out, 7)
+    if "base" not in results:
+        results["base"] = evaluate_model(ROOT / "checkpoints" / "base-agent-tiny", eval_data, args.samples, args.episodes)
+        results_path.write_text(json.dumps(results, indent=1))
+    for recipe in args.recipes:
+        name = recipe + (f"[{args.tag}]" if args.tag else "")
+        for seed in args.seeds:
+            key = f"{name}/seed{seed}"
+            if key in results:
+                continue
+            info = train(recipe, seed, out, train_data, args.overrides)
+            info["scores"] = evaluate_model(Path(info["run"]) / "final", eval_data, args.samples, args.episodes)
+            results[key] = info
+            results_path.write_text(json.dumps(results, indent=1))
+            print(key, json.dumps(info), flush=True)
+    print_table(results, args.samples)
+
+
+def print_table(results: dict, samples: int) -> None:
+    base = results["base"]
+    print(f"\nheld-out step success, n = {samples} steps per split (episode success: sim episodes); "
+          "mean +- std over seeds")
+    print(f"{'recipe':<44} {'split':<20} {'base':>6} {'after':>15} {'delta':>7} {'seeds':>5} {'wall min':>8}")
+    names = sorted({k.split('/')[0] for k in results if k != "base"})
+    for name in names:
+        runs = [v for k, v in results.items() if k.split("/")[0] == name]
+        wall = statistics.mean(r["wall_s"] for r in runs) / 60
+        for split in base:
+            values = [r["scores"][split] for r in runs if split in r["scores"]]
+            mean = statistics.mean(values)
+            std = statistics.stdev(values) if len(values) > 1 else 0.0
+            print(f"{name:<44} {split:<20} {base[split]:>6.3f} {mean:>8.3f} +-{std:.3f} {mean - base[split]:>+7.3f} "
+                  f"{len(values):>5} {wall:>8.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""``guirl datagen error-recovery``: InfiGUI-R1 error-recovery scenarios from a policy's sampled mistakes.
+
+Samples N actions per recorded step of ``gen-data`` trajectories from a guirl
+model (one batched ``HFEngine.generate`` call per chunk of steps), finds the
+error-prone steps (0 < success rate < 1), executes one wrong sample in the
+built-in world and writes error-escape / back-on-track samples to
+``OUT/episodes.jsonl`` (+ PNGs, ``error_recovery_manifest.json``). See
+:mod:`guirl.datagen.error_recovery` and docs/error_recovery.md.
+
+This module owns the ``datagen`` verb group; another data-generation verb
+adds its sub-parser in :func:`add_parser`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from guirl.commands import add_overwrite_flag, refuse_to_overwrite
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    group = subparsers.add_parser("datagen", help="generate training data by running a policy in the built-in world",
+                                  description="Data generation that runs a policy in the built-in sim world.")
+    verbs = group.add_subparsers(dest="datagen_verb", metavar="<datagen verb>")
+    verbs.required = True
+    parser = verbs.add_parser(
+        "error-recovery",
+        help="InfiGUI-R1 error-escape / back-on-track samples from a policy's sampled mistakes",
+        description="Sample N actions per recorded step, find error-prone steps (some samples right, some wrong), "
+        "execute one wrong sample in the built-in world, and write error-escape (screen after the mistake, target = "
+        "the oracle's valid actions there) and back-on-track (original screen after the escape, target = A*_t) samples.",
+    )
+    parser.add_argument("--episodes", required=True, help="gen-data trajectories .jsonl (e.g. trajectories/train.jsonl)")
+    parser.add_argument("--model", required=True, help="guirl model directory of the policy that makes the mistakes")
+    parser.add_argument("--out", required=True, help="output directory (episodes.jsonl, PNGs, manifest)")
+    parser.add_argument("--samples", type=int, default=8, help="actions sampled per step (N, default 8)")
+    parser.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
+    parser.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass (default 1 = off)")
+    parser.add_argument("--max-new-tokens", type=int, default=80, help="generation length per sample (default 80)")
+    parser.add_argument("--scorer", choices=("match", "oracle"), default="match",
+                        help="'match': step success against A*_t (match_action); 'oracle': the world's judge")
+    parser.add_argument("--noop", choices=("skip", "keep"), default="skip",
+                        help="wrong actions with no visible effect: skip them, or keep (escape sample only)")
+    parser.add_argument("--steps-per-call", type=int, default=64, help="steps whose prompts share one generate call")
+    parser.add_argument("--max-batch-rows", type=int, default=64, help="HFEngine rows (steps x samples) per forward pass")
+    parser.add_argument("--max-steps", type=int, default=None, help="sample at most this many steps")
+    parser.add_argument("--device", default="cpu", help="device for the model (cpu, cuda)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of sampling and of the wrong / escape choices")
+    add_overwrite_flag(parser, "error-recovery dataset")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if not Path(args.episodes).is_file():
+        raise SystemExit(f"--episodes: {args.episodes} does not exist; write one with `guirl gen-data`")
+    if not (Path(args.model) / "config.json").is_file():
+        raise SystemExit(f"--model: {args.model} is not a model directory (no config.json); "
+                         "build one with `guirl init-model` or train one")
+    refuse_to_overwrite(args.out, ("episodes.jsonl", "error_recovery_manifest.json"), "error-recovery dataset",
+                        args.overwrite)
+    from guirl.data.io import DataError, read_episodes
+    from guirl.datagen.error_recovery import ErrorRecoveryConfig, build_error_recovery_data
+    from guirl.models.load import load_policy
+    from guirl.rollout.hf_engine import HFEngine
+
+    try:
+        config = ErrorRecoveryConfig(samples=args.samples, temperature=args.temperature, top_p=args.top_p,
+                                     max_new_tokens=args.max_new_tokens, scorer=args.scorer, noop=args.noop,
+                                     steps_per_call=args.steps_per_call, max_steps=args.max_steps, seed=args.seed)
+        episodes = read_episodes(args.episodes)
+    except (ValueError, DataError) as err:
+        raise SystemExit(f"datagen error-recovery: {err}") from None
+    start = time.perf_counter()
+    policy = load_policy(args.model, device=args.device)
+    engine = HFEngine.from_policy(policy, max_batch_rows=args.max_batch_rows)
+    counts = build_error_recovery_data(engine, policy.prompt, policy.frame_for, episodes, Path(args.episodes).parent,
+                                       args.out, config)
+    for key, value in counts.items():
+        print(f"{key}: {value}")
+    print(f"wrote {Path(args.out) / 'episodes.jsonl'} in {time.perf_counter() - start:.1f}s")
+    return 0

@@ -1,0 +1,70 @@
+"""Batched greedy evaluation on recorded steps (held-out step success).
+
+Every step's prompt is built by :func:`guirl.models.prompts.step_prompt`
+(as training builds it), all prompts go through one generation engine call
+(batched, greedy), each output is parsed in the policy's frame, converted to
+screen pixels and matched against A*_t with
+:func:`guirl.eval.offline.match_action`. Replaces one ``generate`` call per
+step (425 s for 360 steps on the base agent, ``../shared/TINY_MODELS.md``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PIL import Image
+
+from guirl.data.schema import Episode, Step
+from guirl.eval.offline import match_action
+from guirl.models.prompts import PromptSpec, step_prompt
+from guirl.rollout.engine import GenerationEngine, SamplingParams
+
+
+def recorded_prompt(spec: PromptSpec, frame_for, episode: Episode, step: Step, root: Path):
+    """(prompt, screenshot) of a recorded step; the history window comes from ``spec``."""
+    image = Image.open(Path(root) / step.screenshot.path).convert("RGB")
+    history = step.history[-spec.history_window:] if spec.history_window else []
+    prompt = step_prompt(spec, frame_for(*image.size), step.instruction or episode.instruction, image, history,
+                         key=f"{episode.id}/{step.index}")
+    return prompt, image
+
+
+def evaluate_steps(
+    engine: GenerationEngine,
+    spec: PromptSpec,
+    frame_for,
+    steps: list[tuple[Episode, Step, Path]],
+    max_new_tokens: int = 80,
+    predictions: list | None = None,
+) -> dict[str, float]:
+    """Greedy held-out metrics: parse rate, type match, grounding (over steps needing a point), step success.
+
+    ``predictions``, when given a list, receives one ``(action or ParseFailure, StepMatch, text)`` per step.
+    """
+    from guirl.actions import Frame, ParseFailure, parse_action
+
+    hits = {"type": 0, "ground": 0, "pointed": 0, "success": 0, "parsed": 0}
+    prompts, images = zip(*(recorded_prompt(spec, frame_for, ep, st, root) for ep, st, root in steps)) if steps else ((), ())
+    outputs = engine.generate(list(prompts), SamplingParams(n=1, temperature=0.0, max_new_tokens=max_new_tokens))
+    for (_episode, step, _), image, (completion,) in zip(steps, images, outputs, strict=True):
+        action = parse_action(completion.text, spec.fmt, frame_for(*image.size))
+        if action:
+            try:
+                action = action.to_frame(Frame.screen(*image.size))
+            except ValueError as err:
+                action = ParseFailure(reason=f"cannot convert to screen pixels: {err}")
+        m = match_action(action, step.valid_actions, screen_size=image.size, a11y=step.a11y)
+        if predictions is not None:
+            predictions.append((action, m, completion.text))
+        hits["parsed"] += bool(action)
+        hits["type"] += m.type_match
+        hits["pointed"] += m.needs_point
+        hits["ground"] += m.grounded
+        hits["success"] += m.success
+    n = max(1, len(steps))
+    return {
+        "eval/parse_rate": hits["parsed"] / n,
+        "eval/type_match": hits["type"] / n,
+        "eval/grounding": hits["ground"] / max(1, hits["pointed"]),
+        "eval/step_success": hits["success"] / n,
+    }
