@@ -20,12 +20,12 @@ VLLM_VERSION=0.32.0
 TORCH_VERSION=2.13.0
 TORCHVISION_VERSION=0.28.0
 BIN=$VENV/bin
-start=$(date +%s)
 
 if [ -e "$VENV" ] && [ ! -f "$VENV/pyvenv.cfg" ]; then
     echo "$VENV exists and is not a virtualenv; move it away" >&2; exit 1
 fi
-rm -rf "$VENV"  # always from scratch: a half-built venv is not worth repairing
+rm -rf "$VENV"  # always from scratch: a half-built venv is not worth repairing (removing 6.6 GB takes a while)
+start=$(date +%s)
 "$PYTHON" -m venv "$VENV"
 echo '*' > "$VENV/.gitignore"  # keep the venv out of `git status` (python -m venv 3.11 does not write one)
 "$BIN/pip" install -q --upgrade pip

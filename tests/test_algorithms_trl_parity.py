@@ -20,8 +20,6 @@ from collections import defaultdict
 
 import pytest
 import torch
-
-trl = pytest.importorskip("trl")
 from accelerate import Accelerator  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 from trl.trainer.utils import nanstd  # noqa: E402

@@ -42,7 +42,6 @@ def test_read_curves_both_layouts(tmp_path):
 
 
 def test_read_curves_from_tensorboard_log(tmp_path):
-    pytest.importorskip("tensorboard")
     from torch.utils.tensorboard import SummaryWriter
 
     with SummaryWriter(log_dir=str(tmp_path / "tb")) as writer:

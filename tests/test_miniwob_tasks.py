@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+import guirl.envs.miniwob as miniwob_env  # a dependency of guirl: never skipped
 from guirl.actions.types import Action, ActionType
 
-miniwob_env = pytest.importorskip("guirl.envs.miniwob")
 if not miniwob_env.browser_available():
     pytest.skip("chromium/chromedriver not installed (scripts/install_browser.sh)", allow_module_level=True)
 

@@ -42,7 +42,6 @@ def test_online_eval_on_sim_prints_rates_and_writes_trajectories(tmp_path, capsy
 
 @pytest.mark.browser
 def test_online_eval_on_miniwob_with_two_workers(tmp_path, capsys):
-    pytest.importorskip("guirl.envs.miniwob")
     from guirl.envs.miniwob import browser_available
 
     if not browser_available():

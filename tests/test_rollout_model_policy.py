@@ -4,16 +4,13 @@ order (history screenshots included) and the sampled token ids."""
 
 from __future__ import annotations
 
-import pytest
-
 from guirl.actions.types import ParseFailure
 from guirl.envs import available_envs, make_env
 from guirl.rollout import EpisodeRunner, EpisodeSpec, ModelPolicy, TrajectoryRecorder, WindowHistory
 
-if "sim" not in available_envs():
-    pytest.skip("the built-in sim world is not available", allow_module_level=True)
+assert "sim" in available_envs(), "the built-in sim world must be registered"
 
-models_fixtures = pytest.importorskip("models_fixtures")
+import models_fixtures  # noqa: E402
 
 
 def test_model_policy_records_prompt_images_and_tokens(tmp_path):

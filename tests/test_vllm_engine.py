@@ -77,7 +77,8 @@ def engine():
 
 def hf_greedy(policy: LoadedPolicy, prompts: list[Prompt], stop_token_ids) -> list[tuple[list[int], str, str]]:
     """(token ids up to and including the first stop token, text before it, finish reason) from transformers'
-    ``generate``. Not HFEngine: under this venv's transformers 5.19 its greedy output is wrong (docs/vllm.md)."""
+    ``generate``. Not HFEngine: it passes the KV cache as ``cache=`` (transformers 5.24), which this venv's
+    transformers 5.19 ignores (docs/vllm.md)."""
     out = []
     for prompt in prompts:
         row = sample_completions(policy, prompt.messages, prompt.images, temperature=0,

@@ -36,9 +36,10 @@ class Prompt:
     """One model prompt: chat ``messages`` and its ``images`` in the order their
     ``{"type": "image"}`` items appear (what the processor must receive).
 
-    ``key`` identifies the prompt among others (e.g. a recorded step's id);
-    rows that share a prompt object or an equal ``key`` are encoded once by
-    the scorer and the engine. Leave it None to compare by identity only.
+    ``key`` names the prompt (e.g. a recorded step's ``episode/step``) for
+    logs and group ids. Sharing is by object: rows that point to the same
+    prompt (a GRPO group) are encoded once and their images pass the vision
+    tower once; equal prompts in different objects are encoded separately.
     """
 
     messages: list[Message]

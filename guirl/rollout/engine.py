@@ -14,10 +14,11 @@ generation all call ``engine.generate(prompts, params)``.
   log-probs under which they were sampled, decoded text, finish reason
   (``"stop"`` or ``"length"``) and the policy version that produced them.
 
-Log-prob convention (the one the trainers recompute, and vLLM's and TRL's):
+Log-prob convention (the one the trainers recompute, and TRL's):
 ``log softmax(logits / temperature)`` of the sampled token, *before* top-p
 truncation; greedy decoding (``temperature=0``) reports the log-probs of
-``softmax(logits)``.
+``softmax(logits)``. vLLM 0.32 reports log-probs either before temperature or
+after top-p truncation, so its engine refuses ``top_p < 1`` (docs/vllm.md).
 
 Implementations: :class:`HFEngine` (``guirl.rollout.hf_engine``: batched over
 prompts with left padding, each prompt's images encoded once, seeded without

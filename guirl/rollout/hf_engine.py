@@ -28,6 +28,7 @@ so :meth:`update_weights` only records the new policy version.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,6 +65,10 @@ class HFEngine:
         if max_batch_rows < 1:
             raise ValueError(f"max_batch_rows must be >= 1, got {max_batch_rows}")
         self.max_batch_rows, self.policy_version = max_batch_rows, policy_version
+        # transformers renamed the KV-cache argument (past_key_values -> cache); an unknown keyword would be
+        # swallowed by **kwargs and decoding would silently run without the cache
+        forward = inspect.signature(type(base_model(model)).forward).parameters
+        self.cache_kwarg = "cache" if "cache" in forward else "past_key_values"
 
     @classmethod
     def from_policy(cls, policy: Any, **kwargs: Any) -> HFEngine:
@@ -136,7 +141,7 @@ class HFEngine:
             last_pos = last_pos + 1
             position_ids = torch.cat([last_pos[None], (last_pos + deltas)[None].expand(3, -1, -1)], 0)  # [4, R, 1]
             out = self.model(input_ids=token[:, None].to(device), attention_mask=attention, position_ids=position_ids,
-                             cache=cache, use_cache=True)
+                             use_cache=True, **{self.cache_kwarg: cache})
             cache, logits = out.past_key_values, out.logits[:, -1]
         return self._completions(chunk, n, tokens, logps, lengths, done)
 

@@ -96,12 +96,12 @@ def to_policy_output(answer: Any, who: str = "policy") -> PolicyOutput:
 class ModelPolicy:
     """A loaded guirl model (``guirl.models.load.Policy``) as a policy.
 
-    One step = ``guirl.models.generate``'s pipeline: ``build_messages`` (the
-    instruction, the history window with its images, the screenshot, the
-    model's coordinate frame), ``sample_completions``, ``decode_generation``
-    (parse + convert to screen pixels). That is ``generate_actions`` plus the
-    history images, and the output keeps the exact messages, images and
-    sampled token ids. Imported at the first call, so the runner itself
+    One step: ``build_messages`` (the instruction, the history window with
+    its images, the screenshot, the model's coordinate frame), the generation
+    engine (:class:`~guirl.rollout.hf_engine.HFEngine`; sampling log-probs,
+    finish reason and policy version come back with the tokens), then
+    ``decode_generation`` (parse + convert to screen pixels). The output keeps
+    the exact messages, images, sampled token ids and their log-probs. Imported at the first call, so the runner itself
     needs no torch. The sampling seed varies with the episode's seed, group
     member and step, so the G members of a GRPO group sample differently.
     """
@@ -117,6 +117,7 @@ class ModelPolicy:
     ):
         self.model, self.fmt = model, fmt
         self.temperature, self.top_p, self.max_new_tokens, self.seed = temperature, top_p, max_new_tokens, seed
+        self._engine = None
 
     @classmethod
     def load(cls, path: str, **kwargs: Any) -> ModelPolicy:
@@ -127,6 +128,7 @@ class ModelPolicy:
     def __call__(self, inputs: PolicyInput) -> PolicyOutput:
         generate = importlib.import_module("guirl.models.generate")
         prompts = importlib.import_module("guirl.models.prompts")
+        engine_module = importlib.import_module("guirl.rollout.engine")
         spec = getattr(self.model, "prompt", None) or prompts.PromptSpec()
         fmt = self.fmt or spec.fmt
         width, height = inputs.screenshot.size
@@ -143,13 +145,22 @@ class ModelPolicy:
         )
         episode = inputs.episode
         seed = self.seed + 1_000_003 * int(episode.get("seed") or 0) + 10_007 * int(episode.get("group") or 0)
-        (row,) = generate.sample_completions(
-            self.model, messages, images, 1, self.temperature, self.top_p, self.max_new_tokens, seed + inputs.step_index
-        )
-        generation = generate.decode_generation(self.model, row, fmt, width, height)
+        params = engine_module.SamplingParams(n=1, temperature=self.temperature, top_p=self.top_p,
+                                              max_new_tokens=self.max_new_tokens, seed=seed + inputs.step_index)
+        ((completion,),) = self.engine.generate([prompts.Prompt(messages, images)], params)
+        generation = generate.decode_generation(self.model, completion.token_ids, fmt, width, height)
         return PolicyOutput(
-            text=generation.text, action=generation.action, prompt=messages, images=images, token_ids=generation.token_ids
+            text=generation.text, action=generation.action, prompt=messages, images=images,
+            token_ids=completion.token_ids, logprobs=completion.logprobs,
+            extra={"finish_reason": completion.finish_reason, "policy_version": completion.policy_version},
         )
+
+    @property
+    def engine(self):
+        """The generation engine this policy samples with (an HFEngine over its model, made on first use)."""
+        if self._engine is None:
+            self._engine = importlib.import_module("guirl.rollout.hf_engine").HFEngine.from_policy(self.model)
+        return self._engine
 
 
 def as_policy(obj: Any) -> Policy:

@@ -64,8 +64,8 @@ def import_vllm() -> Any:
 
 
 def request_seed(seed: int, prompt_index: int) -> int:
-    """A 31-bit seed for prompt ``prompt_index`` of a call seeded ``seed`` (mixed, not ``seed + index``,
-    so consecutive calls do not share streams); vLLM seeds the request's sample ``j`` with ``+ j``."""
+    """A 30-bit seed for prompt ``prompt_index`` of a call seeded ``seed``, mixed (not ``seed + index``, so
+    consecutive calls do not share streams); vLLM seeds the request's sample ``j`` with ``+ j``."""
     return int(np.random.SeedSequence([seed, prompt_index]).generate_state(1)[0]) & 0x3FFFFFFF
 
 
