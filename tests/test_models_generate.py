@@ -11,6 +11,7 @@ from guirl.actions import ActionType, Frame
 from guirl.models.generate import completion_logprobs, decode_generation, generate_actions, prepare_inputs
 from guirl.models.load import default_lora_config, load_policy
 from guirl.models.prompts import build_messages
+from guirl.models.scoring import forbidden_token_ids, mask_forbidden
 
 SCREEN = Image.new("RGB", (256, 256), (200, 200, 200))
 
@@ -70,9 +71,11 @@ def test_completion_logprobs_match_the_generation_logits(arch):
             **inputs, max_new_tokens=6, do_sample=False, output_logits=True, return_dict_in_generate=True
         )
     tokens = output.sequences[0, inputs["input_ids"].shape[1] :]  # [T]
+    forbidden = forbidden_token_ids(policy.processor)
     # incremental (KV-cache) logits of step j give log p(y_j | prompt, y_<j)
     expected = torch.stack(
-        [torch.log_softmax(step[0].float(), -1)[token] for step, token in zip(output.logits, tokens, strict=True)]
+        [torch.log_softmax(mask_forbidden(step[0].float(), forbidden), -1)[token]  # vision tokens: never sampled
+         for step, token in zip(output.logits, tokens, strict=True)]
     )
     with torch.no_grad():
         scored = completion_logprobs(policy, messages, images, tokens)
@@ -102,7 +105,9 @@ def test_completion_logprobs_is_a_manual_forward():
         ).logits[0]
         scored = completion_logprobs(policy, messages, images, completion.tolist())
     # token j of the completion sits at prompt_len + j and is predicted by position prompt_len + j - 1
-    expected = torch.stack([torch.log_softmax(logits[prompt_len + j - 1], -1)[completion[j]] for j in range(4)])
+    forbidden = forbidden_token_ids(policy.processor)  # vision placeholders are outside every distribution
+    expected = torch.stack([torch.log_softmax(mask_forbidden(logits[prompt_len + j - 1], forbidden), -1)[completion[j]]
+                            for j in range(4)])
     torch.testing.assert_close(scored, expected, atol=1e-5, rtol=1e-5)
     assert (scored <= 0).all()
 

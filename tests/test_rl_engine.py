@@ -138,3 +138,18 @@ def test_sampling_params_refuse_bad_values():
     for bad in ({"n": 0}, {"temperature": -1}, {"top_p": 0}, {"max_new_tokens": 0}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             SamplingParams(**bad)
+
+
+def test_vision_placeholders_are_never_sampled_and_refused_by_the_scorer():
+    """A completion holding <|image_pad|> would be read as an image slot on rescoring; model garbage must not
+    crash training, so the engine never samples these tokens and the scorer names the problem."""
+    from guirl.models.scoring import forbidden_token_ids
+
+    policy = tiny_policy("qwen3_vl")
+    forbidden = set(forbidden_token_ids(policy.processor))
+    assert policy.processor.image_token_id in forbidden
+    out = HFEngine.from_policy(policy).generate(prompts_for(policy), SamplingParams(n=8, temperature=3.0,
+                                                                                    max_new_tokens=16, seed=1))
+    assert not any(forbidden & set(c.token_ids) for group in out for c in group)
+    with pytest.raises(ValueError, match="vision placeholder"):
+        score_completions(policy.model, policy.processor, prompts_for(policy)[:1], [[policy.processor.image_token_id]])

@@ -74,7 +74,9 @@ def sample_completions(
     greedy = temperature == 0
     # Override the checkpoint's generation_config (real Qwen ones set top_k, top_p and a repetition
     # penalty): samples then follow softmax(logits / temperature), which completion_logprobs scores.
-    sampling = {"repetition_penalty": 1.0}
+    from guirl.models.scoring import forbidden_token_ids
+
+    sampling = {"repetition_penalty": 1.0, "suppress_tokens": forbidden_token_ids(policy.processor) or None}
     if not greedy:
         sampling |= {"temperature": temperature, "top_p": top_p, "top_k": 0}
     with _fork_rng(policy.device):
@@ -209,6 +211,9 @@ def batch_completion_logprobs(
         if key in inputs:
             extended[key] = inputs[key].repeat(batch, 1)
     logits = policy.model(**extended, use_cache=False).logits  # [B, L + T, V]
+    from guirl.models.scoring import forbidden_token_ids, mask_forbidden
+
     scores = logits[:, prompt_len - 1 : -1].float() / temperature  # [B, T, V]: position i predicts token i + 1
+    scores = mask_forbidden(scores, forbidden_token_ids(policy.processor))  # never sampled (see models.scoring)
     logprobs = torch.log_softmax(scores, dim=-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)  # [B, T]
     return logprobs * mask, mask

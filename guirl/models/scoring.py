@@ -69,6 +69,28 @@ def encode_prompt(processor: Any, prompt: Prompt | EncodedPrompt) -> EncodedProm
     return EncodedPrompt(ids, types, inputs.get("pixel_values"), inputs.get("image_grid_thw"))
 
 
+#: Vision placeholder tokens: a completion holding one would be read as an image slot on rescoring (and a
+#: model's garbage must never crash the scorer), so engines never sample them and every log-prob is taken
+#: over the rest of the vocabulary.
+VISION_TOKENS = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>")
+
+
+def forbidden_token_ids(processor: Any) -> list[int]:
+    """Ids of :data:`VISION_TOKENS` in ``processor``'s vocabulary (the tokens no completion may contain)."""
+    tokenizer = getattr(processor, "tokenizer", processor)
+    vocab = tokenizer.get_vocab()
+    return sorted({vocab[t] for t in VISION_TOKENS if t in vocab})
+
+
+def mask_forbidden(scores: torch.Tensor, forbidden: Sequence[int]) -> torch.Tensor:
+    """``scores`` (``[..., V]``) with the forbidden token columns set to -inf."""
+    if not forbidden:
+        return scores
+    scores = scores.clone()
+    scores[..., list(forbidden)] = float("-inf")
+    return scores
+
+
 def base_model(model: torch.nn.Module) -> torch.nn.Module:
     """The Hugging Face model under DDP / accelerate / peft wrappers (for ``get_image_features``)."""
     while hasattr(model, "module"):
@@ -160,6 +182,10 @@ def score_completions(
     rows = [torch.as_tensor(c, dtype=torch.long).reshape(-1).cpu() for c in completions]
     if not rows or any(len(r) == 0 for r in rows):
         raise ValueError("every completion needs at least one token to score (got an empty one or none)")
+    forbidden = forbidden_token_ids(processor)
+    if forbidden and any(bool(torch.isin(r, torch.tensor(forbidden)).any()) for r in rows):
+        raise ValueError(f"a completion holds a vision placeholder token ({VISION_TOKENS}); engines never sample "
+                         "them: drop or re-sample such completions")
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0 to score tokens, got {temperature}")
     index = list(range(len(rows))) if prompt_index is None else [int(i) for i in prompt_index]
@@ -182,7 +208,7 @@ def score_completions(
         inputs |= {"mm_encoder_outputs": vision, "image_grid_thw": grid}
     logits = model(**inputs, use_cache=False, logits_to_keep=length + 1).logits  # [N, T + 1, V]
     scores = logits[:, :-1].float() / temperature  # [N, T, V]: column j predicts completion token j
-    logp_all = torch.log_softmax(scores, dim=-1)
+    logp_all = torch.log_softmax(mask_forbidden(scores, forbidden_token_ids(processor)), dim=-1)
     mask = mask.to(device)
     tokens = tokens.to(device)
     out = ScoreOutput(logprobs=logp_all.gather(-1, tokens.unsqueeze(-1)).squeeze(-1) * mask, mask=mask)

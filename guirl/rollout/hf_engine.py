@@ -18,7 +18,11 @@ from the global RNG:
    ``params.seed`` (the global RNG is untouched), and records the sampled
    token's ``log softmax(logits / temperature)`` (before truncation: the
    value the trainer recomputes);
-4. a row stops at its first end-of-turn token (kept, ``finish_reason
+4. vision placeholder tokens (``<|image_pad|>`` ...) are never sampled (their
+   logits are -inf, and log-probs are over the rest of the vocabulary, as the
+   scorer computes them): a completion holding one would be read as an image
+   slot when it is rescored;
+5. a row stops at its first end-of-turn token (kept, ``finish_reason
    "stop"``) or at ``max_new_tokens`` (``"length"``).
 
 Rows are processed in chunks of at most ``max_batch_rows`` (prompts are
@@ -35,7 +39,15 @@ from typing import Any
 import torch
 
 from guirl.models.prompts import Prompt
-from guirl.models.scoring import EncodedPrompt, base_model, encode_prompt, left_padded_prompts, vision_for_rows
+from guirl.models.scoring import (
+    EncodedPrompt,
+    base_model,
+    encode_prompt,
+    forbidden_token_ids,
+    left_padded_prompts,
+    mask_forbidden,
+    vision_for_rows,
+)
 from guirl.rollout.engine import Completion, SamplingParams
 
 
@@ -65,6 +77,7 @@ class HFEngine:
         if max_batch_rows < 1:
             raise ValueError(f"max_batch_rows must be >= 1, got {max_batch_rows}")
         self.max_batch_rows, self.policy_version = max_batch_rows, policy_version
+        self.forbidden = forbidden_token_ids(processor)  # vision placeholders are never sampled
         # transformers renamed the KV-cache argument (past_key_values -> cache); an unknown keyword would be
         # swallowed by **kwargs and decoding would silently run without the cache
         forward = inspect.signature(type(base_model(model)).forward).parameters
@@ -122,7 +135,7 @@ class HFEngine:
         temperature = params.scoring_temperature
         last_pos = text_pos[:, -1:]  # [R, 1]
         for t in range(params.max_new_tokens):
-            scores = logits.float().cpu() / temperature  # [R, V]
+            scores = mask_forbidden(logits.float().cpu() / temperature, self.forbidden)  # [R, V]
             logp = torch.log_softmax(scores, -1)
             if params.greedy:
                 token = scores.argmax(-1)
@@ -184,7 +197,7 @@ class SequentialEngine:
         from guirl.models.scoring import score_completions
 
         device = next(self.model.parameters()).device
-        sampling = {"repetition_penalty": 1.0}
+        sampling = {"repetition_penalty": 1.0, "suppress_tokens": forbidden_token_ids(self.processor) or None}
         if not params.greedy:
             sampling |= {"temperature": params.temperature, "top_p": params.top_p, "top_k": 0}
         out = []

@@ -136,15 +136,24 @@ def _make_accelerator(cfg: TrainerConfig) -> Accelerator:
 
 
 def _mean_over_processes(acc: Accelerator, metrics: dict[str, float]) -> dict[str, float]:
-    """Each metric averaged over the processes (every process computes the same keys).
+    """Each metric averaged over the processes that logged it.
 
     Each process's loss is its share of the step normalised by its own
     samples, so with equal shares the mean is the loss of the global batch."""
     if acc.num_processes == 1:
         return metrics
-    keys = sorted(metrics)
-    values = acc.reduce(torch.tensor([metrics[k] for k in keys], dtype=torch.float64, device=acc.device), "mean")
-    return dict(zip(keys, values.tolist(), strict=True))
+    # RL steps may log different keys per process (a process whose groups were all dropped has no
+    # advantage statistics): agree on the union, then average each key over the processes that have it
+    import torch.distributed as dist
+
+    gathered: list[list[str]] = [[] for _ in range(acc.num_processes)]
+    dist.all_gather_object(gathered, sorted(metrics))
+    keys = sorted(set().union(*gathered))
+    sums = torch.tensor([metrics.get(k, 0.0) for k in keys] + [float(k in metrics) for k in keys],
+                        dtype=torch.float64, device=acc.device)
+    sums = acc.reduce(sums, "sum")
+    values, counts = sums[: len(keys)], sums[len(keys):]
+    return {k: float(v / c) for k, v, c in zip(keys, values.tolist(), counts.tolist(), strict=True) if c > 0}
 
 
 def _wandb_available() -> bool:

@@ -113,10 +113,12 @@ def mark_overlong(samples: list[Sample]) -> int:
 class GRPOSampler:
     """The ``prepare_step`` of the trainer core: sample, score, pack into micro-batches."""
 
-    def __init__(self, cfg: GRPOConfig, policy, engine, states: list[RecordedState], rank: int = 0):
+    def __init__(self, cfg: GRPOConfig, policy, engine, states: list[RecordedState], rank: int = 0,
+                 num_processes: int = 1):
         from guirl.rewards import columns_for, reward_columns
 
         self.cfg, self.policy, self.engine, self.states, self.rank = cfg, policy, engine, states, rank
+        self.num_processes = num_processes
         self.rewards = WeightedRewards(cfg.rewards)
         self.reward_columns, self.columns_for = reward_columns, columns_for
         self.reference = ReferencePolicy(policy.model, policy.processor) if cfg.kl_coef else None
@@ -161,6 +163,9 @@ class GRPOSampler:
         cfg = self.cfg
         if step % cfg.mu and self.cached:
             return self.cached, self.cached_metrics
+        # sampling and reference scoring run on the plain module: under DDP every forward of the wrapper is a
+        # collective, and processes decode different numbers of tokens
+        model = getattr(model, "module", model)
         states = [s for batch in batches for s in batch]
         wanted = len(states)
         groups, metrics, generate_s, score_s = self._round(model, states, step, 0)
@@ -210,6 +215,12 @@ class GRPOSampler:
             "time/generate_s": generate_s,
             "time/score_s": score_s,
         }
+        if self.num_processes > 1:  # every process runs the same forward/backward passes: dropped groups ride
+            dropped = [s for g in groups if not any(g is k for k in kept) for s in g]  # along with no gradient
+            for s in dropped[: max(0, wanted * cfg.group_size - len(samples))]:
+                s.trainable, s.advantage = False, 0.0
+                s.ref_logprobs = s.ref_logprobs or [0.0] * s.num_tokens
+                samples.append(s)
         self.cached = micro_batches(samples, cfg.micro_batch_size, max(self.num_micro, 1))
         self.cached_metrics = metrics
         return self.cached, metrics
@@ -273,7 +284,8 @@ def train_grpo(cfg: GRPOConfig) -> dict[str, Any]:
     policy = load_rl_policy(cfg)
     states = load_states(cfg.train_data, cfg.data_format, cfg.image_root, cfg.step_labels)
     engine = HFEngine.from_policy(policy, max_batch_rows=cfg.engine_max_rows)
-    sampler = GRPOSampler(cfg, policy, engine, states, rank=process_state().process_index)
+    state = process_state()
+    sampler = GRPOSampler(cfg, policy, engine, states, rank=state.process_index, num_processes=state.num_processes)
     evaluate, _ = heldout_evaluator(cfg, policy, engine)
     loss_kwargs = {"clip_eps_low": cfg.clip_eps_low, "clip_eps_high": cfg.clip_eps_high, "ratio_level": cfg.ratio_level,
                    "loss_agg_mode": cfg.loss_agg_mode, "kl_coef": cfg.kl_coef, "kl_estimator": cfg.kl_estimator,
