@@ -158,3 +158,17 @@ def test_point_ground_truth_tolerance_in_screen_pixels():
     with pytest.raises(ValueError, match="screen_size"):
         make_reward("infigui_point", fmt="qwen_mobile_use")(completions[:1], valid_actions=[[relative]],
                                                              output_frame=[TALL])
+
+
+def test_require_reasoning_off_credits_a_direct_answer():
+    """The tiny agent answers without <think>: with require_reasoning=False a right direct click scores
+    0.1 format + 0.9 accuracy = 1.0 (with the default it scores 0: no reasoning, no accuracy)."""
+    from guirl.actions import Action, ActionType, Frame, format_action
+    from guirl.rewards import make_reward
+
+    gt = Action(type=ActionType.CLICK, point=(540, 1200), frame=Frame.screen(1080, 2400))
+    text = format_action(gt, "qwen_computer_use")
+    columns = {"valid_actions": [[gt]], "screen_size": [(1080, 2400)], "output_frame": [Frame.screen(1080, 2400)]}
+    assert make_reward("infigui_agent", fmt="qwen_computer_use")([text], **columns) == [0.0]
+    direct = make_reward("infigui_agent", fmt="qwen_computer_use", require_reasoning=False)
+    assert direct([text], **columns) == [pytest.approx(1.0)]

@@ -125,6 +125,9 @@ class _InfiGUIReward(Reward):
     #: components every batch reports (0 where not computed), and the judge-backed ones among them
     part_names: tuple[str, ...] = ()
     judged: tuple[str, ...] = ()
+    #: InfiGUI-R1's format needs <think> reasoning; False (a departure, for agents trained to answer
+    #: directly, such as the tiny base agent) counts any parsable action as well formatted
+    require_reasoning: bool = True
 
     def __init__(self, fmt: str, w_format: float, w_accuracy: float) -> None:
         self.fmt, self.w_format, self.w_accuracy = fmt, w_format, w_accuracy
@@ -148,7 +151,7 @@ class _InfiGUIReward(Reward):
         failed: dict[str, list[bool]] = {name: [False] * n for name in self.judged}
         for i, (completion, pred, actions) in enumerate(zip(completions, preds, valid, strict=True)):
             text = completion_text(completion)
-            fmt_ok = think_format_ok(text, pred)
+            fmt_ok = think_format_ok(text, pred) if self.require_reasoning else bool(pred)
             acc, parts = self.accuracy(pred, actions, screens[i], text, sub_goals[i]) if fmt_ok else (0.0, {})
             for k, v in parts.items():
                 extra.setdefault(k, [0.0] * n)[i] = v
@@ -179,8 +182,10 @@ class AgentReward(_InfiGUIReward):
         point_tolerance: float = 0.04,
         subgoal_judge: Judge | str | None = None,
         prompt_template: str = SUBGOAL_PROMPT,
+        require_reasoning: bool = True,
     ) -> None:
         super().__init__(fmt, w_format, w_accuracy)
+        self.require_reasoning = require_reasoning
         self.w_type, self.w_param, self.w_subgoal, self.point_tolerance = w_type, w_param, w_subgoal, point_tolerance
         self.judge = make_judge(subgoal_judge) if isinstance(subgoal_judge, str) else subgoal_judge
         self.judged = ("subgoal",) if self.judge is not None else ()
