@@ -111,6 +111,7 @@ def test_scoring_rows_with_different_prompts_runs_vision_once_per_prompt(arch):
     gathered = out.full_logprobs.gather(-1, out.topk_ids)
     assert torch.allclose(gathered, out.topk_logprobs)
     assert torch.allclose(out.full_logprobs.exp().sum(-1), torch.ones(out.mask.shape), atol=1e-5)
+    assert torch.isfinite(out.entropy).all() and torch.isfinite(out.full_logprobs).all()  # no NaN from masked tokens
 
 
 def test_shared_prompt_gradient_equals_separate_prompts():

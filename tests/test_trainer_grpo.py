@@ -66,7 +66,9 @@ def test_reward_rises_and_every_parameter_changes(tmp_path, sim_data):
     end = load_file(str(result["final_dir"] / "model.safetensors"))
     unchanged = [k for k in start if k in end and torch.equal(start[k], end[k])]
     assert not unchanged, f"parameters that did not change: {unchanged[:5]}"
-    rewards = [m["rewards/total_mean"] for m in metrics(Path(cfg.output_dir))]
+    logged = metrics(Path(cfg.output_dir))
+    assert all(0 < m["policy/entropy"] < 10 for m in logged), "entropy must be logged and finite"
+    rewards = [m["rewards/total_mean"] for m in logged]
     assert sum(rewards[-3:]) / 3 > sum(rewards[:3]) / 3 + 0.1, rewards  # measured: 0.73 -> 0.99
 
 

@@ -82,12 +82,17 @@ def forbidden_token_ids(processor: Any) -> list[int]:
     return sorted({vocab[t] for t in VISION_TOKENS if t in vocab})
 
 
+#: What forbidden logits become: finite, so that p * log p and p * (log p - log q) stay 0 there (with -inf
+#: they would be NaN in entropies and full-vocabulary KLs), yet exp() of it is exactly 0 in float32.
+FORBIDDEN_LOGIT = -1e9
+
+
 def mask_forbidden(scores: torch.Tensor, forbidden: Sequence[int]) -> torch.Tensor:
-    """``scores`` (``[..., V]``) with the forbidden token columns set to -inf."""
+    """``scores`` (``[..., V]``) with the forbidden token columns set to :data:`FORBIDDEN_LOGIT`."""
     if not forbidden:
         return scores
     scores = scores.clone()
-    scores[..., list(forbidden)] = float("-inf")
+    scores[..., list(forbidden)] = FORBIDDEN_LOGIT
     return scores
 
 
