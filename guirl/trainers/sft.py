@@ -219,30 +219,13 @@ def sft_loss(model, batch: dict[str, torch.Tensor], step_batches: list[dict[str,
 
 
 def heldout_step_metrics(policy, steps: list[tuple[Episode, Step, Path]], cfg: SFTConfig) -> dict[str, float]:
-    """Greedy predictions on held-out steps: type match, grounding and step success rates."""
-    from guirl.eval.offline import match_action
-    from guirl.models.generate import generate_actions
+    """Greedy predictions on held-out steps (batched, :func:`guirl.eval.steps.evaluate_steps`): parse rate,
+    type match, grounding and step success rates; prompted as in training (``policy.prompt``)."""
+    from guirl.eval.steps import evaluate_steps
+    from guirl.rollout.hf_engine import HFEngine
 
-    hits = {"type": 0, "ground": 0, "pointed": 0, "success": 0, "parsed": 0}
-    for episode, step, root in steps:
-        image = Image.open(root / step.screenshot.path).convert("RGB")
-        gen = generate_actions(  # prompted as in training: policy.prompt is the trainer's PromptSpec
-            policy, image, step.instruction or episode.instruction, step.history,
-            temperature=0.0, max_new_tokens=cfg.max_new_tokens,
-        )[0]
-        m = match_action(gen.action, step.valid_actions, screen_size=image.size, a11y=step.a11y)
-        hits["parsed"] += bool(gen.action)
-        hits["type"] += m.type_match
-        hits["pointed"] += m.needs_point
-        hits["ground"] += m.grounded
-        hits["success"] += m.success
-    n = max(1, len(steps))
-    return {
-        "eval/parse_rate": hits["parsed"] / n,
-        "eval/type_match": hits["type"] / n,
-        "eval/grounding": hits["ground"] / max(1, hits["pointed"]),
-        "eval/step_success": hits["success"] / n,
-    }
+    engine = HFEngine.from_policy(policy)
+    return evaluate_steps(engine, policy.prompt, policy.frame_for, steps, max_new_tokens=cfg.max_new_tokens)
 
 
 def enable_gradient_checkpointing(model: torch.nn.Module) -> None:
