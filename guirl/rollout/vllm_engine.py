@@ -128,6 +128,12 @@ class VLLMEngine:
             eos = GenerationConfig.from_pretrained(self.model_dir, local_files_only=True).eos_token_id
             stop_token_ids = eos if isinstance(eos, list) else [eos] if eos is not None else []
         self.stop_token_ids = sorted(set(stop_token_ids))
+        # vision placeholder tokens are never sampled and lie outside every log-prob (guirl.models.scoring)
+        from guirl.models.scoring import forbidden_token_ids
+
+        forbidden = set(forbidden_token_ids(self.processor))
+        size = max(len(self.tokenizer), max(self.tokenizer.get_vocab().values()) + 1)
+        self.allowed_token_ids = [i for i in range(size) if i not in forbidden] if forbidden else None
         self.policy_version = policy_version
         self._sampling_params = vllm.SamplingParams
         self.llm = vllm.LLM(model=str(self.model_dir), dtype=dtype, max_model_len=max_model_len,
@@ -155,7 +161,8 @@ class VLLMEngine:
         per_prompt = [
             self._sampling_params(n=params.n, temperature=params.temperature, top_p=1.0, top_k=0,
                                   max_tokens=params.max_new_tokens, seed=request_seed(params.seed, index),
-                                  logprobs=0, stop_token_ids=self.stop_token_ids, detokenize=False)
+                                  logprobs=0, stop_token_ids=self.stop_token_ids, detokenize=False,
+                                  allowed_token_ids=self.allowed_token_ids)
             for index in range(len(prompts))
         ]
         outputs = self.llm.generate([self._request(p) for p in prompts], per_prompt, use_tqdm=False)
