@@ -184,36 +184,13 @@ def batch_completion_logprobs(
 
     Returns ``(logprobs, mask)``, both ``[B, T]`` with ``T`` the longest
     completion; completions are right-padded and ``mask`` is 1 on real tokens
-    (padded positions hold 0 in ``logprobs``).
+    (padded positions hold 0 in ``logprobs``). One prompt of
+    :func:`guirl.models.scoring.score_completions` (vision once, vision
+    placeholder tokens outside the distribution).
     """
-    rows = [torch.as_tensor(c, dtype=torch.long).reshape(-1) for c in completions]
-    if not rows or any(len(row) == 0 for row in rows):
-        raise ValueError("every completion needs at least one token to score (got an empty one or none)")
-    if temperature <= 0:
-        raise ValueError(f"temperature must be > 0 to score tokens, got {temperature}")
-    device = policy.device
-    pad = policy.tokenizer.pad_token_id
-    mask = torch.nn.utils.rnn.pad_sequence([torch.ones_like(r) for r in rows], batch_first=True).to(device)  # [B, T]
-    tokens = torch.nn.utils.rnn.pad_sequence(rows, batch_first=True, padding_value=pad).to(device)  # [B, T]
-    batch = len(rows)
-    inputs = prepare_inputs(policy, messages, images)
-    prompt_len = inputs["input_ids"].shape[1]
-    extended = dict(inputs)
-    extended["input_ids"] = torch.cat([inputs["input_ids"].expand(batch, -1), tokens], dim=1)  # [B, L + T]
-    extended["attention_mask"] = torch.cat([inputs["attention_mask"].expand(batch, -1), mask], dim=1)
-    for key in ("mm_token_type_ids", "token_type_ids"):
-        if key in inputs:  # text tokens after the prompt: type 0
-            extended[key] = torch.cat([inputs[key].expand(batch, -1), torch.zeros_like(tokens)], dim=1)
-    for key in ("pixel_values", "pixel_values_videos"):
-        if key in inputs:  # patches of all images of one prompt, flattened: one copy per row
-            extended[key] = inputs[key].repeat(batch, 1)
-    for key in ("image_grid_thw", "video_grid_thw"):
-        if key in inputs:
-            extended[key] = inputs[key].repeat(batch, 1)
-    logits = policy.model(**extended, use_cache=False).logits  # [B, L + T, V]
-    from guirl.models.scoring import forbidden_token_ids, mask_forbidden
+    from guirl.models.prompts import Prompt
+    from guirl.models.scoring import score_completions
 
-    scores = logits[:, prompt_len - 1 : -1].float() / temperature  # [B, T, V]: position i predicts token i + 1
-    scores = mask_forbidden(scores, forbidden_token_ids(policy.processor))  # never sampled (see models.scoring)
-    logprobs = torch.log_softmax(scores, dim=-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)  # [B, T]
-    return logprobs * mask, mask
+    out = score_completions(policy.model, policy.processor, [Prompt(list(messages), list(images))], completions,
+                            [0] * len(completions), temperature=temperature)
+    return out.logprobs, out.mask
