@@ -56,12 +56,12 @@ def test_topk_tail_lower_bounds_full_and_has_finite_grads():
 
 def test_sampled_token_value_and_gradient():
     # logp_s = [-1, -2], logp_T = [-1.5, -1] -> d = [0.5, -1]; token-mean value = -0.25
-    # gradient (score function): (1 + d) / N = [0.75, 0.0]
+    # gradient (score function, zero-mean +1 term dropped): d / N = [0.25, -0.5]
     s = torch.tensor([[-1.0, -2.0]], requires_grad=True)
     loss, m = reverse_kl_sampled_token(s, torch.tensor([[-1.5, -1.0]]), torch.ones(1, 2))
     assert float(loss) == pytest.approx(-0.25) and m["distill/reverse_kl"] == pytest.approx(-0.25)
     loss.backward()
-    assert torch.allclose(s.grad, torch.tensor([[0.75, 0.0]]))
+    assert torch.allclose(s.grad, torch.tensor([[0.25, -0.5]]))
 
 
 def _sig(x):

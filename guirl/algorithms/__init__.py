@@ -17,6 +17,7 @@ from guirl.algorithms.advantages import (
 )
 from guirl.algorithms.aggregate import AGGREGATION_MODES, aggregate_loss, batch_normalizers, masked_mean
 from guirl.algorithms.distill import (
+    bucket_reverse_kl,
     reverse_kl_full_vocab,
     reverse_kl_sampled_token,
     reverse_kl_topk_tail,
@@ -63,6 +64,7 @@ __all__ = [
     "rloo_advantage",
     "semi_online_advantage",
     "sngs_advantage",
+    "bucket_reverse_kl",
     "topk_tail_reverse_kl_per_token",
     "value_gated_opsd_loss",
     "weighted_cross_entropy",

@@ -6,12 +6,14 @@ teacher scoring the student's own samples. Three forms:
 - :func:`reverse_kl_sampled_token`: per sampled token
   ``log pi_theta(y_j) - log pi_T(y_j)`` (LiteGUI eq. 12). Its value is a
   one-sample estimate of the reverse KL; its gradient is the per-token
-  score-function estimate ``(1 + d_j) grad log pi_theta(y_j)`` with
+  score-function estimate ``d_j grad log pi_theta(y_j)`` with
   ``d_j = log pi_theta - log pi_T`` detached (the per-token "advantage"
   ``-d_j`` of on-policy distillation, discount 0: the effect of ``y_j`` on
-  later tokens' terms is ignored). Departure from differentiating eq. 12
-  literally: that would give only ``grad log pi_theta``, whose expectation
-  under on-policy samples is zero. Eq. 12 sums over a sequence's tokens:
+  later tokens' terms is ignored). The exact gradient of the expected KL is
+  ``E[(1 + d_j) grad log pi_theta]``; the ``+1`` term has expectation zero
+  under on-policy samples and is dropped (less variance, and a teacher equal
+  to the student gives a zero gradient). Departure from differentiating eq.
+  12 literally: that gives only ``grad log pi_theta``, the zero-mean term. Eq. 12 sums over a sequence's tokens:
   ``loss_agg_mode='seq-mean-token-sum'`` gives that form; the default
   ``token-mean`` is the token average of LiteGUI A.5.
 - :func:`reverse_kl_full_vocab`: exact ``sum_v p_theta(v) (log p_theta(v) - log p_T(v))``
@@ -55,7 +57,7 @@ def reverse_kl_sampled_token(
 ) -> tuple[Tensor, dict[str, float]]:
     """Sampled-token reverse KL; ``student_logprobs``/``teacher_logprobs`` [B, T] of the sampled tokens."""
     diff = student_logprobs - teacher_logprobs.detach()  # [B, T]
-    per_token = diff + diff.detach() * (student_logprobs - student_logprobs.detach())  # value diff, grad (1+d)
+    per_token = diff.detach() * (1.0 + student_logprobs - student_logprobs.detach())  # value d, gradient d
     loss = aggregate_loss(per_token, mask, loss_agg_mode, num_tokens=num_tokens, num_sequences=num_sequences)
     return loss, {"distill/reverse_kl": float(masked_mean(diff.detach(), mask))}
 
@@ -102,14 +104,24 @@ def topk_tail_reverse_kl_per_token(
     log_p = F.log_softmax(student_logits.float(), dim=-1)
     log_q = F.log_softmax(teacher_logits.detach().float(), dim=-1)
     idx = (log_q if topk_from == "teacher" else log_p.detach()).topk(k, dim=-1).indices  # [B, T, k]
-    top_log_p, top_log_q = log_p.gather(-1, idx), log_q.gather(-1, idx)
+    return bucket_reverse_kl(log_p.gather(-1, idx), log_q.gather(-1, idx), with_tail=k < vocab).to(student_logits.dtype)
+
+
+def bucket_reverse_kl(top_log_p: Tensor, top_log_q: Tensor, with_tail: bool = True) -> Tensor:
+    """Reverse KL [B, T] over ``k`` given token buckets plus (``with_tail``) one bucket for the rest.
+
+    ``top_log_p`` / ``top_log_q`` [B, T, k]: the student's and the teacher's log-probs of the same k token
+    ids per position (e.g. the teacher's top-k as the teacher scored them, and the student's log-probs
+    gathered at those ids): the teacher side needs only O(k) numbers per position.
+    """
+    top_log_q = top_log_q.detach().float()
+    top_log_p = top_log_p.float()
     head = (top_log_p.exp() * (top_log_p - top_log_q)).sum(-1)  # [B, T]
-    if k == vocab:
+    if not with_tail:
         return head
     tail_log_p = _log1mexp(torch.logsumexp(top_log_p, dim=-1))
     tail_log_q = _log1mexp(torch.logsumexp(top_log_q, dim=-1))
-    tail = tail_log_p.exp() * (tail_log_p - tail_log_q)
-    return (head + tail).to(student_logits.dtype)
+    return head + tail_log_p.exp() * (tail_log_p - tail_log_q)
 
 
 def reverse_kl_topk_tail(

@@ -9,6 +9,8 @@ METHODS = {
     "sft": ("guirl.trainers.sft:SFTConfig", "guirl.trainers.sft:train_sft"),
     "curriculum": ("guirl.trainers.curriculum:CurriculumConfig", "guirl.trainers.curriculum:train_curriculum"),
     "grpo": ("guirl.trainers.grpo:GRPOConfig", "guirl.trainers.grpo:train_grpo"),
+    "opd": ("guirl.trainers.opd:OPDConfig", "guirl.trainers.opd:train_opd"),
+    "pipeline": ("guirl.trainers.pipeline:PipelineConfig", "guirl.trainers.pipeline:train_pipeline"),
 }
 
 

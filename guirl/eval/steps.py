@@ -20,12 +20,15 @@ from guirl.models.prompts import PromptSpec, step_prompt
 from guirl.rollout.engine import GenerationEngine, SamplingParams
 
 
-def recorded_prompt(spec: PromptSpec, frame_for, episode: Episode, step: Step, root: Path):
-    """(prompt, screenshot) of a recorded step; the history window comes from ``spec``."""
-    image = Image.open(Path(root) / step.screenshot.path).convert("RGB")
+def recorded_prompt(spec: PromptSpec, frame_for, episode: Episode, step: Step, root: Path,
+                    guidance: str | None = None, image: Image.Image | None = None):
+    """(prompt, screenshot) of a recorded step; the history window comes from ``spec``; ``guidance`` adds a
+    privileged block (a teacher's prompt); ``image`` reuses an already opened screenshot."""
+    if image is None:
+        image = Image.open(Path(root) / step.screenshot.path).convert("RGB")
     history = step.history[-spec.history_window:] if spec.history_window else []
     prompt = step_prompt(spec, frame_for(*image.size), step.instruction or episode.instruction, image, history,
-                         key=f"{episode.id}/{step.index}")
+                         guidance=guidance, key=f"{episode.id}/{step.index}")
     return prompt, image
 
 
@@ -36,17 +39,32 @@ def evaluate_steps(
     steps: list[tuple[Episode, Step, Path]],
     max_new_tokens: int = 80,
     predictions: list | None = None,
+    guidance: list | None = None,
 ) -> dict[str, float]:
     """Greedy held-out metrics: parse rate, type match, grounding (over steps needing a point), step success.
 
     ``predictions``, when given a list, receives one ``(action or ParseFailure, StepMatch, text)`` per step.
+    ``guidance`` (one list of reference actions per step, or None for a step without) puts the privileged
+    block (:mod:`guirl.models.guidance`) in the prompts and adds ``eval/followed``: the share of guided
+    steps whose output matches one of the references given (how much a teacher follows guidance).
     """
     from guirl.actions import Frame, ParseFailure, parse_action
+    from guirl.models.guidance import Guidance, references
 
-    hits = {"type": 0, "ground": 0, "pointed": 0, "success": 0, "parsed": 0}
-    prompts, images = zip(*(recorded_prompt(spec, frame_for, ep, st, root) for ep, st, root in steps)) if steps else ((), ())
-    outputs = engine.generate(list(prompts), SamplingParams(n=1, temperature=0.0, max_new_tokens=max_new_tokens))
-    for (_episode, step, _), image, (completion,) in zip(steps, images, outputs, strict=True):
+    if guidance is not None and len(guidance) != len(steps):
+        raise ValueError(f"guidance has {len(guidance)} entries for {len(steps)} steps; give one (or None) per step")
+    hits = {"type": 0, "ground": 0, "pointed": 0, "success": 0, "parsed": 0, "guided": 0, "followed": 0}
+    prompts, images, guidance_refs = [], [], []
+    for i, (ep, st, root) in enumerate(steps):
+        image = Image.open(Path(root) / st.screenshot.path).convert("RGB")
+        refs = references(guidance[i], spec.fmt) if guidance is not None and guidance[i] else None
+        guidance_refs.append(refs)
+        text = Guidance(list(refs)).text(spec.fmt, frame_for(*image.size)) if refs else None
+        prompt, image = recorded_prompt(spec, frame_for, ep, st, root, guidance=text, image=image)
+        prompts.append(prompt)
+        images.append(image)
+    outputs = engine.generate(prompts, SamplingParams(n=1, temperature=0.0, max_new_tokens=max_new_tokens))
+    for i, ((_episode, step, _), image, (completion,)) in enumerate(zip(steps, images, outputs, strict=True)):
         action = parse_action(completion.text, spec.fmt, frame_for(*image.size))
         if action:
             try:
@@ -61,8 +79,12 @@ def evaluate_steps(
         hits["pointed"] += m.needs_point
         hits["ground"] += m.grounded
         hits["success"] += m.success
+        if guidance_refs[i]:
+            hits["guided"] += 1
+            hits["followed"] += match_action(action, guidance_refs[i], screen_size=image.size, a11y=step.a11y).success
     n = max(1, len(steps))
-    return {
+    followed = {"eval/followed": hits["followed"] / max(1, hits["guided"])} if guidance is not None else {}
+    return followed | {
         "eval/parse_rate": hits["parsed"] / n,
         "eval/type_match": hits["type"] / n,
         "eval/grounding": hits["ground"] / max(1, hits["pointed"]),

@@ -130,6 +130,23 @@ def history_line(item: HistoryItem, fmt: str) -> str:
     return item.description or "(no action recorded)"
 
 
+def written_action(action, fmt: str, frame: Frame) -> str:
+    """``action`` as a model writes it in format ``fmt``: converted to ``frame`` and coordinates rounded to
+    whole numbers of that frame (pixels of the resized image, or 0-1000), as Qwen-VL models write them.
+
+    The one writer of SFT targets and of the reference actions in a privileged guidance block.
+    """
+    action = action.to_frame(frame)
+    rounded = {k: tuple(float(round(v)) for v in getattr(action, k)) for k in ("point", "end_point", "box")
+               if getattr(action, k) is not None}
+    return format_action(action.model_copy(update=rounded), fmt)
+
+
+#: The header that opens the privileged block of a teacher's prompt (LiteGUI's reference action,
+#: ComputerSD's analyzer guidance); the student's prompt never holds it.
+GUIDANCE_HEADER = "[PRIVILEGED_ACTION_GUIDANCE]"
+
+
 def build_messages(
     instruction: str,
     screenshot: Image.Image,
@@ -176,7 +193,7 @@ def build_messages(
     content.append({"type": "image"})
     images.append(screenshot)
     if guidance:
-        content.append({"type": "text", "text": f"\n[PRIVILEGED_ACTION_GUIDANCE]\n{guidance}"})
+        content.append({"type": "text", "text": f"\n{GUIDANCE_HEADER}\n{guidance}"})
     system = system_prompt(fmt, frame, style)
     if reasoning is not None:
         system += " " + REASONING_SWITCH[style == "compact"][reasoning]

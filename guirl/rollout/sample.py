@@ -43,6 +43,7 @@ class Sample:
     trainable: bool = True
     ref_logprobs: list[float] | None = None  # [T]
     teacher_logprobs: list[float] | None = None  # [T]
+    teacher_prompt: Prompt | EncodedPrompt | None = None  # the privileged context the teacher scores under
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

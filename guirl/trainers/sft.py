@@ -31,11 +31,12 @@ import torch
 from PIL import Image
 from pydantic import Field
 
-from guirl.actions import Action, format_action, get_format
+from guirl.actions import Action, get_format
 from guirl.algorithms.sft import asft_spans, asft_token_weights, weighted_cross_entropy
 from guirl.data.io import read_episodes
 from guirl.data.schema import Episode, Step, StepLabel
-from guirl.models.prompts import PromptSpec, build_messages
+from guirl.models.guidance import Guidance
+from guirl.models.prompts import PromptSpec, build_messages, written_action
 from guirl.trainers.core import TrainerConfig
 
 _COORD_KEY = re.compile(r"[\"'](?:coordinate2?|point_2d|position|end_position|point)[\"']\s*:\s*")
@@ -62,6 +63,15 @@ class SFTConfig(TrainerConfig):
         False, description="recompute activations in the backward pass (less memory, ~30% more compute)"
     )
     max_new_tokens: int = Field(64, gt=0, description="generation length for held-out evaluation")
+    guidance_fraction: float = Field(
+        0.0, ge=0, le=1, description="share of steps also added with a privileged reference-action block (a "
+        "teacher for guided OPD learns to read it; the target agrees with the reference)"
+    )
+    guidance_shapes: list[Literal["single", "multi"]] = Field(
+        default_factory=lambda: ["single", "multi"],
+        description="block shapes of the guided copies: single (one reference of A*_t, the target) or multi "
+        "(all of A*_t, target the recorded action); Most-Matched-GT has the single shape",
+    )
 
 
 @dataclass
@@ -73,6 +83,7 @@ class Example:
     root: Path
     target: Action
     reasoning: str | None
+    guidance: list[Action] | None = None  # reference actions of the privileged block (a teacher's sample)
 
 
 def target_action(step: Step, supported: frozenset | None = None) -> Action | None:
@@ -108,9 +119,32 @@ def build_examples(paths: list[str], cfg: SFTConfig, seed: int) -> list[Example]
                 examples.append(Example(episode, step, root, target, reasoning))
                 if reasoning and rng.random() < cfg.direct_fraction:
                     examples.append(Example(episode, step, root, target, None))
+                if cfg.guidance_fraction and rng.random() < cfg.guidance_fraction:
+                    guided = guided_example(episode, step, root, target, reasoning, cfg, rng)
+                    if guided is not None:
+                        examples.append(guided)
     if not examples:
         raise ValueError(f"no trainable steps in {paths}; generate data with `guirl gen-data` first")
     return examples
+
+
+def guided_example(episode, step, root, target: Action, reasoning, cfg: SFTConfig, rng: random.Random):
+    """A copy of a step with a privileged block (:mod:`guirl.models.guidance`) whose target agrees with it:
+    shape ``single``: one reference drawn from A*_t, which becomes the target; ``multi``: all of A*_t in a
+    shuffled order, target the recorded action. None when the step has no reference the format can write."""
+    from guirl.models.guidance import references
+
+    refs = references(step.valid_actions or ([step.action] if step.action is not None else []), cfg.format)
+    if not refs:
+        return None
+    shape = rng.choice(cfg.guidance_shapes)
+    if shape == "single":
+        ref = rng.choice(refs)
+        single = target_action(step.model_copy(update={"action": ref, "valid_actions": [ref]}))
+        return Example(episode, step, root, single or target, reasoning, [ref])
+    refs = list(refs)
+    rng.shuffle(refs)
+    return Example(episode, step, root, target, reasoning, refs)
 
 
 def target_text(example: Example, fmt: str, frame) -> str:
@@ -119,10 +153,7 @@ def target_text(example: Example, fmt: str, frame) -> str:
     Coordinates are rounded to whole numbers of the model's frame, as Qwen-VL
     models write them (pixels of the resized image, or 0-1000).
     """
-    action = example.target.to_frame(frame)
-    rounded = {k: tuple(float(round(v)) for v in getattr(action, k)) for k in ("point", "end_point", "box")
-               if getattr(action, k) is not None}
-    answer = format_action(action.model_copy(update=rounded), fmt)
+    answer = written_action(example.target, fmt, frame)
     return f"<think>{example.reasoning}</think>{answer}" if example.reasoning else answer
 
 
@@ -167,6 +198,7 @@ class SFTCollator:
             ex.step.instruction or ex.episode.instruction, image, history, fmt=self.cfg.format,
             frame=frame, history_window=self.cfg.history_window, style=self.cfg.prompt_style,
             reasoning=bool(ex.reasoning) if self.cfg.reasoning_switch else None,
+            guidance=Guidance(ex.guidance).text(self.cfg.format, frame) if ex.guidance else None,
         )
         prompt = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         prompt_inputs = self.processor(text=[prompt], images=images, return_tensors="pt")

@@ -1,0 +1,219 @@
+"""LiteGUI stage 1 on the built-in world: guided OPD against no training and SFT, and the SFT-free pipeline.
+
+    python benchmarks/litegui_opd.py [--conditions base sft opd_none opd_single opd_multi opd_most_matched
+                                      opd_mdgrpo] [--seeds 0 1 2] [--out runs/bench-opd] [--teacher DIR]
+    python benchmarks/litegui_opd.py --teacher-only     # how often the teacher follows the guidance block
+    python benchmarks/litegui_opd.py --cost             # teacher scoring: batched over prompts vs one call each
+
+Every condition starts from the shipped base agent and trains on the recorded states of built-in-world data
+seed 3 (``recipes/litegui_opd_tiny.yaml``: 100 steps of 4 states x 4 samples); SFT gets the same data and
+budget (100 steps of 16 recorded steps, the same learning rate). Held-out: greedy step success on data seed 7's
+unseen-seed multi-step steps, separately on steps with several valid actions (|A*_t| >= 2) and with one.
+The teacher (``recipes/litegui_teacher_tiny.yaml``) is trained first when ``--teacher`` does not exist.
+Results are kept in ``--out/results.json``: rerunning skips finished (condition, seed) runs and an
+interrupted training run resumes from its checkpoint. Prints mean and standard deviation over seeds, the
+difference to no training and the mean wall time of each condition.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from rl_recipes import ensure_data  # noqa: E402
+
+OPD_RECIPE = ROOT / "recipes" / "litegui_opd_tiny.yaml"
+CONDITIONS = ["base", "sft", "opd_none", "opd_single", "opd_multi", "opd_most_matched", "opd_mdgrpo"]
+
+
+def heldout(data: Path, samples: int, seed: int = 0) -> dict[str, list]:
+    """Held-out steps of data seed 7 split by how many actions are valid."""
+    from guirl.trainers.rl_common import load_states
+
+    steps = [(s.episode, s.step, s.root) for s in load_states([str(data / "trajectories/test_seed.jsonl")],
+                                                              labels=["correct"]) if s.step.valid_actions]
+    multi = [x for x in steps if len(x[1].valid_actions) >= 2]
+    single = [x for x in steps if len(x[1].valid_actions) == 1]
+    rng = random.Random(seed)
+    return {"multi_solution": rng.sample(multi, min(samples, len(multi))),
+            "single_solution": rng.sample(single, min(samples, len(single)))}
+
+
+def evaluate(model_dir: Path, splits: dict[str, list], guidance=None) -> dict[str, float]:
+    from guirl.eval.steps import evaluate_steps
+    from guirl.models.load import load_policy
+    from guirl.rollout.hf_engine import HFEngine
+
+    policy = load_policy(model_dir)
+    engine = HFEngine.from_policy(policy)
+    out = {}
+    for name, steps in splits.items():
+        refs = guidance(name, steps) if guidance is not None else None
+        m = evaluate_steps(engine, policy.prompt, policy.frame_for, steps, max_new_tokens=80, guidance=refs)
+        out[name] = m["eval/followed"] if refs is not None else m["eval/step_success"]
+    return out
+
+
+def teacher_following(teacher: Path, splits: dict[str, list]) -> dict[str, dict[str, float]]:
+    """Held-out step success of a model without the block, and how often it writes the reference it is given:
+    on multi-solution steps the reference is the last of A*_t (not the recorded first choice), so following it
+    means reading it; a model that never saw the block (the base agent) shows the no-reading baseline."""
+
+    from guirl.models.guidance import references
+
+    def last_reference(name, steps):
+        return [references(st.valid_actions, "qwen_computer_use")[-1:] for _, st, _ in steps]
+
+    rows = {}
+    for label, model in (("base agent", ROOT / "checkpoints" / "base-agent-tiny"), ("teacher", teacher)):
+        rows[f"{label}: step success, no block"] = evaluate(model, splits)
+        rows[f"{label}: follows the given reference"] = evaluate(model, splits, last_reference)
+    return rows
+
+
+def ensure_teacher(teacher: Path, data: Path) -> None:
+    if (teacher / "config.json").is_file():
+        return
+    run = teacher.parent if teacher.name == "final" else teacher
+    subprocess.run([sys.executable, "-m", "guirl", "train", "sft", "--config",
+                    str(ROOT / "recipes" / "litegui_teacher_tiny.yaml"), f"output_dir={run}", "report_to=[]",
+                    f"train_data=[{data / 'trajectories/train.jsonl'}]"], check=True, cwd=ROOT)
+
+
+def run_condition(condition: str, seed: int, out: Path, data: Path, teacher: Path) -> dict:
+    import yaml
+
+    run = out / f"{condition}-seed{seed}"
+    train_data = f"train_data=[{data / 'trajectories/train.jsonl'}]"
+    recipe = yaml.safe_load(OPD_RECIPE.read_text())
+    common = [f"seed={seed}", "report_to=[]", train_data]
+    if condition == "sft":  # the same states and budget: as many sequences per step, as many steps, the same lr
+        cmd = ["sft", "--config", str(ROOT / "recipes" / "litegui_teacher_tiny.yaml"), "guidance_fraction=0",
+               f"batch_size={recipe['batch_size'] * recipe['samples_per_state']}", f"max_steps={recipe['max_steps']}",
+               f"optim.lr={recipe['optim']['lr']}", "optim.warmup_ratio=0", "optim.schedule=constant"]
+    elif condition.startswith("opd_"):
+        cmd = ["opd", "--config", str(OPD_RECIPE), f"teacher={teacher}"]
+    else:
+        raise ValueError(condition)
+    start = time.perf_counter()
+    if condition == "opd_mdgrpo":
+        stage1 = out / f"opd_most_matched-seed{seed}"
+        if not (stage1 / "final" / "config.json").is_file():
+            subprocess.run([sys.executable, "-m", "guirl", "train", *cmd, f"output_dir={stage1}", "guidance=most_matched",
+                            *common], check=True, cwd=ROOT)
+        cmd = ["grpo", "--config", str(ROOT / "recipes" / "litegui_mdgrpo_tiny.yaml"), f"model={stage1 / 'final'}"]
+    elif condition.startswith("opd_"):
+        cmd.append(f"guidance={condition.removeprefix('opd_')}")
+    subprocess.run([sys.executable, "-m", "guirl", "train", *cmd, f"output_dir={run}", *common], check=True, cwd=ROOT)
+    return {"run": str(run), "wall_s": time.perf_counter() - start}
+
+
+def teacher_cost(teacher: Path, data: Path, states: int = 8) -> None:
+    """Teacher scoring per sample, batched over the distinct privileged prompts against one call per sample."""
+    import torch
+
+    from guirl.rollout.hf_engine import HFEngine
+    from guirl.trainers.grpo import load_rl_policy
+    from guirl.trainers.opd import OPDConfig, OPDSampler, Teacher, teacher_scores
+    from guirl.trainers.rl_common import load_states
+
+    cfg = OPDConfig(model=str(ROOT / "checkpoints" / "base-agent-tiny"), teacher=str(teacher), samples_per_state=4,
+                    train_data=[str(data / "trajectories/train.jsonl")], batch_size=states, num_threads=2)
+    torch.set_num_threads(2)
+    policy = load_rl_policy(cfg)
+    t = Teacher(cfg.teacher, cfg.model, policy.processor)
+    all_states = load_states(cfg.train_data)
+    sampler = OPDSampler(cfg, policy, HFEngine.from_policy(policy), t)
+    batches, logged = sampler(policy.model, 0, [random.Random(0).sample(all_states, states)])
+    samples = [s for b in batches for s in b]
+    timings = {}
+    for name, groups in (("batched over distinct prompts", [samples]), ("one call per sample", [[s] for s in samples])):
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            for g in groups:
+                teacher_scores(t, policy.model, g, top_k=1)
+            best = min(best, time.perf_counter() - start)
+        timings[name] = best / len(samples)
+    print(f"teacher scoring, {len(samples)} samples of {states} states, "
+          f"{logged['guidance/teacher_prompts_per_state']:.2f} distinct teacher prompts per state (most_matched):")
+    for name, value in timings.items():
+        print(f"  {name:<32} {value * 1000:8.1f} ms per sample")
+    print(f"  ratio: {timings['one call per sample'] / timings['batched over distinct prompts']:.2f}x")
+
+
+def print_table(results: dict) -> None:
+    base = results.get("base")
+    print("\nheld-out step success (data seed 7, unseen seeds); mean +- std over seeds")
+    print(f"{'condition':<20} {'split':<16} {'mean':>7} {'std':>6} {'vs none':>8} {'seeds':>5} {'wall min':>8}")
+    for condition in CONDITIONS[1:]:
+        runs = [v for k, v in results.items() if k.split("/")[0] == condition]
+        if not runs:
+            continue
+        wall = statistics.mean(r["wall_s"] for r in runs) / 60
+        for split in runs[0]["scores"]:
+            values = [r["scores"][split] for r in runs]
+            mean = statistics.mean(values)
+            std = statistics.stdev(values) if len(values) > 1 else 0.0
+            delta = f"{mean - base[split]:+.3f}" if base else ""
+            print(f"{condition:<20} {split:<16} {mean:>7.3f} {std:>6.3f} {delta:>8} {len(values):>5} {wall:>8.1f}")
+    if base:
+        for split, value in base.items():
+            print(f"{'none (base agent)':<20} {split:<16} {value:>7.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--conditions", nargs="+", default=CONDITIONS, choices=CONDITIONS)
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--out", default="runs/bench-opd")
+    parser.add_argument("--teacher", default="runs/litegui_teacher/final")
+    parser.add_argument("--samples", type=int, default=120, help="held-out steps per split (at most)")
+    parser.add_argument("--teacher-only", action="store_true", help="only report how the teacher follows guidance")
+    parser.add_argument("--cost", action="store_true", help="only time teacher scoring, batched vs one call per sample")
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results_path = out / "results.json"
+    results = json.loads(results_path.read_text()) if results_path.is_file() else {}
+    train_data, eval_data = ensure_data(out, 3), ensure_data(out, 7)
+    teacher = Path(args.teacher).resolve()
+    ensure_teacher(teacher, train_data)
+    splits = heldout(eval_data, args.samples)
+    if args.cost:
+        teacher_cost(teacher, train_data)
+        return
+    if "teacher_following" not in results:
+        results["teacher_following"] = teacher_following(teacher, splits)
+        results_path.write_text(json.dumps(results, indent=1))
+    print(f"guidance following on held-out steps (n = {', '.join(f'{k} {len(v)}' for k, v in splits.items())}):")
+    for label, row in results["teacher_following"].items():
+        print(f"  {label:<44} " + "  ".join(f"{k} {v:.3f}" for k, v in row.items()))
+    if args.teacher_only:
+        return
+    if "base" in args.conditions and "base" not in results:
+        results["base"] = evaluate(ROOT / "checkpoints" / "base-agent-tiny", splits)
+        results_path.write_text(json.dumps(results, indent=1))
+    for seed in args.seeds:  # seed-major: a partial run already compares every condition
+        for condition in [c for c in args.conditions if c != "base"]:
+            key = f"{condition}/seed{seed}"
+            if key in results:
+                continue
+            info = run_condition(condition, seed, out, train_data, teacher)
+            info["scores"] = evaluate(Path(info["run"]) / "final", splits)
+            results[key] = info
+            results_path.write_text(json.dumps(results, indent=1))
+            print(key, json.dumps(info), flush=True)
+    print_table(results)
+
+
+if __name__ == "__main__":
+    main()
