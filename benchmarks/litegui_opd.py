@@ -175,7 +175,8 @@ def main() -> None:
     parser.add_argument("--conditions", nargs="+", default=CONDITIONS, choices=CONDITIONS)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--out", default="runs/bench-opd")
-    parser.add_argument("--teacher", default="runs/litegui_teacher/final")
+    parser.add_argument("--teacher", default=str(ROOT / "checkpoints" / "litegui-teacher-tiny"),
+                        help="guidance-reading teacher (trained with recipes/litegui_teacher_tiny.yaml when missing)")
     parser.add_argument("--samples", type=int, default=120, help="held-out steps per split (at most)")
     parser.add_argument("--teacher-only", action="store_true", help="only report how the teacher follows guidance")
     parser.add_argument("--cost", action="store_true", help="only time teacher scoring, batched vs one call per sample")
