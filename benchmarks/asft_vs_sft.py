@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from guirl.data import read_episodes
-from guirl.data.reasoning import build_reasoning_data
-from guirl.data.teachers import OracleTeacher
+from guirl.datagen.reasoning import build_reasoning_data
+from guirl.datagen.teachers import OracleTeacher
 from guirl.envs.sim import generate_dataset
 from guirl.models.load import load_policy
 from guirl.trainers.core import OptimConfig

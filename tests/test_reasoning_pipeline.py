@@ -9,11 +9,11 @@ from PIL import Image
 
 from guirl.actions import Action, ActionType, Frame, ParseFailure, format_action
 from guirl.data import read_episodes, write_episodes
-from guirl.data.bottleneck import decide, find_bottlenecks, with_subgoal
-from guirl.data.reasoning import ReasoningDataConfig, build_reasoning_data
 from guirl.data.schema import A11yNode, Episode, HistoryItem, ImageRef, Step, StepLabel
-from guirl.data.spatial import SpatialOptions
-from guirl.data.teachers import JudgeTeacher, OracleTeacher, TeacherInput, TeacherOutput
+from guirl.datagen.bottleneck import decide, find_bottlenecks, with_subgoal
+from guirl.datagen.reasoning import ReasoningDataConfig, build_reasoning_data
+from guirl.datagen.spatial import SpatialOptions
+from guirl.datagen.teachers import JudgeTeacher, OracleTeacher, TeacherInput, TeacherOutput
 from guirl.judges import JudgeRequest, JudgeResult
 
 W, H = 200, 100

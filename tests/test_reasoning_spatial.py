@@ -6,7 +6,7 @@ import pytest
 
 from guirl.actions import Frame
 from guirl.data.schema import A11yNode
-from guirl.data.spatial import (
+from guirl.datagen.spatial import (
     SpatialOptions,
     compress_with_judge,
     describe_elements,

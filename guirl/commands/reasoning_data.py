@@ -93,7 +93,7 @@ def _check(args: argparse.Namespace) -> None:
 
 def _teacher(args: argparse.Namespace, student_format: str | None, cache: Path):
     """The teacher --teacher names: oracle, an OpenAI-compatible server URL, or a model directory."""
-    from guirl.data.teachers import JudgeTeacher, ModelTeacher, OracleTeacher
+    from guirl.datagen.teachers import JudgeTeacher, ModelTeacher, OracleTeacher
     from guirl.judges import make_judge
 
     if args.teacher == "oracle":
@@ -111,10 +111,10 @@ def _teacher(args: argparse.Namespace, student_format: str | None, cache: Path):
 def run(args: argparse.Namespace) -> int:
     _check(args)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from guirl.data.bottleneck import ModelPolicy, find_bottlenecks
     from guirl.data.io import DataError, read_episodes
-    from guirl.data.reasoning import ReasoningDataConfig, build_reasoning_data, write_manifest
-    from guirl.data.spatial import SpatialOptions
+    from guirl.datagen.bottleneck import ModelPolicy, find_bottlenecks
+    from guirl.datagen.reasoning import ReasoningDataConfig, build_reasoning_data, write_manifest
+    from guirl.datagen.spatial import SpatialOptions
     from guirl.judges import make_judge
 
     start = time.perf_counter()

@@ -18,6 +18,7 @@ Role prompts and verdict checks for ``planning`` and ``subgoal`` are in
 from guirl.judges import ground_truth as _ground_truth  # noqa: F401 - registers "ground_truth_planning", "..._subgoal"
 from guirl.judges import http as _http  # noqa: F401 - registers "openai"
 from guirl.judges import outcome as _outcome  # noqa: F401 - registers "rule_outcome", "ground_truth"
+from guirl.judges import verify as _verify  # noqa: F401 - registers "ground_truth_verify"
 from guirl.judges.base import (
     Judge,
     JudgeRequest,

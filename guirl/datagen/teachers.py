@@ -1,10 +1,10 @@
 """Reasoning teachers for InfiGUI-R1 spatial reasoning distillation (METHODS.md section 3).
 
 A teacher gets a :class:`TeacherInput` - the spatial description
-``D_spatial`` (:mod:`guirl.data.spatial`), the action space, the goal ``G``
+``D_spatial`` (:mod:`guirl.datagen.spatial`), the action space, the goal ``G``
 and optionally the step's sub-goal - and writes reasoning ``R_teacher`` plus
 an action ``a_teacher`` (:class:`TeacherOutput`). The pipeline
-(:mod:`guirl.data.reasoning`) keeps a pair only when the action is correct.
+(:mod:`guirl.datagen.reasoning`) keeps a pair only when the action is correct.
 
 Teachers here:
 
@@ -20,7 +20,7 @@ Teachers here:
 - :class:`OracleTeacher`: the built-in world's privileged teacher. It reads
   the valid actions ``A*_t``, the a11y tree and the sub-goal and writes
   templated reasoning - observation, intent, the target element and where it
-  is, the action - in seeded, varied phrasings (see :mod:`guirl.data.oracle_reasoning`).
+  is, the action - in seeded, varied phrasings (see :mod:`guirl.datagen.oracle_reasoning`).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from PIL import Image
 
 from guirl.actions import Action, Frame, ParseFailure, format_action, parse_action
 from guirl.actions.formats import extract_reasoning
-from guirl.data.bottleneck import step_subgoal
-from guirl.data.oracle_reasoning import choose_target, oracle_reasoning
 from guirl.data.schema import Episode, Step
+from guirl.datagen.bottleneck import step_subgoal
+from guirl.datagen.oracle_reasoning import choose_target, oracle_reasoning
 from guirl.judges.base import Judge, JudgeRequest
 
 
@@ -166,7 +166,7 @@ class OracleTeacher:
     """Privileged templated teacher for steps with ``A*_t`` and an a11y tree (the built-in world).
 
     Attempt 0 aims at the valid action that best fits the sub-goal
-    (:func:`~guirl.data.oracle_reasoning.choose_target`), later attempts at a
+    (:func:`~guirl.datagen.oracle_reasoning.choose_target`), later attempts at a
     valid action drawn with a seeded RNG; the
     phrasing is drawn from the same RNG (``seed``, episode id, step, attempt).
     ``coords`` adds the target's centre to the reasoning: ``none`` (default,

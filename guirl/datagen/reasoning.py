@@ -1,13 +1,13 @@
 """InfiGUI-R1 stage 1 data: spatial reasoning distillation with rejection sampling (METHODS.md section 3).
 
 For every candidate step (the reasoning bottlenecks of
-:func:`guirl.data.bottleneck.find_bottlenecks` when given, else every step
+:func:`guirl.datagen.bottleneck.find_bottlenecks` when given, else every step
 with valid actions) the pipeline
 
 1. writes the spatial description ``D_spatial`` of the step's a11y tree
-   (:func:`guirl.data.spatial.describe_elements`, optionally compressed by a
+   (:func:`guirl.datagen.spatial.describe_elements`, optionally compressed by a
    Judge);
-2. asks a teacher (:mod:`guirl.data.teachers`) for reasoning + action, up to
+2. asks a teacher (:mod:`guirl.datagen.teachers`) for reasoning + action, up to
    ``attempts`` times;
 3. keeps the first pair whose action is correct (step success against
    ``A*_t`` under :func:`guirl.eval.offline.match_action`) and that has
@@ -32,11 +32,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from guirl.data.bottleneck import eligible, is_correct, load_screenshot, step_goal, step_subgoal
 from guirl.data.io import write_episodes
 from guirl.data.schema import Episode, ImageRef, Step
-from guirl.data.spatial import SpatialOptions, compress_with_judge, describe_elements
-from guirl.data.teachers import Teacher, TeacherInput, writable
+from guirl.datagen.bottleneck import eligible, is_correct, load_screenshot, step_goal, step_subgoal
+from guirl.datagen.spatial import SpatialOptions, compress_with_judge, describe_elements
+from guirl.datagen.teachers import Teacher, TeacherInput, writable
 from guirl.judges.base import Judge
 
 

@@ -1,10 +1,10 @@
 """Templated reasoning from the a11y tree: observation -> intent -> element and place -> action.
 
-Used by :class:`guirl.data.teachers.OracleTeacher`. Each of the four parts
+Used by :class:`guirl.datagen.teachers.OracleTeacher`. Each of the four parts
 has several phrasings; a seeded ``random.Random`` picks one, so the same
 seed writes the same text and different steps read differently. The element
 part names the target element's text and role, the screen region it lies in
-(:func:`guirl.data.spatial.region_name`) and its labelled container.
+(:func:`guirl.datagen.spatial.region_name`) and its labelled container.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 
 from guirl.actions import Action, ActionType, Frame
 from guirl.data.schema import A11yNode, Step
-from guirl.data.spatial import is_interactive, region_name
+from guirl.datagen.spatial import is_interactive, region_name
 
 Box = tuple[float, float, float, float]
 
