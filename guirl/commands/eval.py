@@ -38,6 +38,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         from guirl.commands.eval_online import add_online_parser
 
         add_online_parser(sub)
+    from guirl.commands.eval_live import add_live_parser
+
+    add_live_parser(sub)
     return parser
 
 

@@ -55,7 +55,9 @@ def export_episode_log(episode: Episode, max_steps: int = LITE_BENCH_MAX_STEPS) 
 
     Ground truth (``success``, ``valid_actions``, rewards) is left out.
     ``steps_total`` lets the judge see an over-long run even when the log
-    keeps only the first ``max_steps`` steps.
+    keeps only the first ``max_steps`` steps. ``final_screenshot`` (the
+    screen after the last action) is added when the episode records one in
+    ``extra["final_screenshot"]`` (live episodes, :mod:`guirl.eval.live`).
     """
     steps = []
     for step in episode.steps[:max_steps]:
@@ -63,13 +65,17 @@ def export_episode_log(episode: Episode, max_steps: int = LITE_BENCH_MAX_STEPS) 
         steps.append(
             {"index": step.index, "screenshot": step.screenshot.path, "action": action, "output": step.output}
         )
-    return {
+    log = {
         "id": episode.id,
         "instruction": episode.instruction,
         "platform": episode.platform,
         "steps_total": len(episode.steps),
         "steps": steps,
     }
+    final = episode.extra.get("final_screenshot")
+    if isinstance(final, str):
+        log["final_screenshot"] = final
+    return log
 
 
 def outcome_prompt(log: dict[str, Any], max_steps: int = LITE_BENCH_MAX_STEPS) -> str:

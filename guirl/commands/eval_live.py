@@ -1,0 +1,145 @@
+"""``guirl eval live``: Lite-Bench on live episodes (run, export JSON logs, judge outcome and compliance).
+
+Example::
+
+    guirl eval live --env sim --tasks desktop.ground web.search_open --episodes 4 \\
+        --model checkpoints/base-agent-tiny --judge ground_truth --out runs/live-sim
+
+runs the episodes (capped at ``--max-steps``, default 18), writes ``episodes.jsonl``,
+``images/<id>/`` (step screenshots, ``final.png``, ``log.json``), ``verdicts.jsonl`` and
+``summary.json`` under ``--out``, and prints success by the judge and by the environment,
+compliance, masked judge calls, and the judge's agreement with the environment (2x2 table).
+See docs/live_eval.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from guirl.commands import add_overwrite_flag, refuse_to_overwrite
+
+
+def add_live_parser(eval_subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``live`` sub-command to the ``guirl eval`` parser."""
+    parser = eval_subparsers.add_parser(
+        "live",
+        help="Lite-Bench: run live episodes, export JSON logs, judge outcome and compliance",
+        description="Run EPISODES episodes of every task (capped at --max-steps), export each as a JSON log with "
+        "PNG screenshots, judge outcome and compliance with --judge, and report success by the judge and by the "
+        "environment, compliance, masked judge calls and the judge's agreement with the environment.",
+    )
+    parser.add_argument("--env", default="sim", help="registered environment name (default: sim)")
+    parser.add_argument("--tasks", nargs="+", default=None, help="task names, space or comma separated")
+    parser.add_argument("--episodes", type=int, default=4, help="episodes per task (seeds SEED, SEED+1, ...)")
+    who = parser.add_mutually_exclusive_group(required=True)
+    who.add_argument("--model", default=None, help="guirl model checkpoint directory to evaluate")
+    who.add_argument("--policy", default=None,
+                     help="'scripted' (the environment's reference policy) or 'package.module:callable'")
+    parser.add_argument("--judge", required=True, help="registered judge: ground_truth, rule_outcome, openai, ...")
+    parser.add_argument("--judge-params", default="{}", metavar="JSON",
+                        help='judge arguments as a JSON object, e.g. \'{"base_url": "http://127.0.0.1:8000/v1", '
+                        '"model": "NAME"}\'')
+    parser.add_argument("--format", default=None, help="action format of text outputs (default: the model's)")
+    parser.add_argument("--temperature", type=float, default=0.0, help="model sampling temperature (0 = greedy)")
+    parser.add_argument("--max-new-tokens", type=int, default=128, help="most tokens a model generates per step")
+    parser.add_argument("--max-steps", type=int, default=18, help="step cap per episode (Lite-Bench: 18)")
+    parser.add_argument("--workers", type=int, default=1, help="environments in parallel worker processes")
+    parser.add_argument("--history-steps", type=int, default=3, help="previous steps shown to the policy")
+    parser.add_argument("--history-images", type=int, default=0, help="how many of them keep their screenshot")
+    parser.add_argument("--seed", type=int, default=0, help="first episode seed")
+    parser.add_argument(
+        "--env-arg", action="append", default=[], metavar="KEY=VALUE", help="extra environment argument (YAML value)"
+    )
+    parser.add_argument("--out", required=True, help="directory for episodes, logs, verdicts.jsonl, summary.json")
+    add_overwrite_flag(parser, "live evaluation")
+    parser.set_defaults(func=run_live)
+    return parser
+
+
+def judge_params(text: str) -> dict[str, Any]:
+    """``--judge-params`` as a dict (one-line error naming the flag otherwise)."""
+    try:
+        params = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise SystemExit(f"--judge-params is not valid JSON ({err.msg} at char {err.pos}): {text!r}") from None
+    if not isinstance(params, dict):
+        raise SystemExit(f"--judge-params must be a JSON object like '{{\"key\": value}}', got {text!r}")
+    return params
+
+
+def env_arguments(args: argparse.Namespace, tasks: list[str | None]) -> dict[str, Any]:
+    """``--env-arg`` pairs; on ``sim`` the step cap is also the world's own limit, and the domain is the
+    tasks' domain when they share one."""
+    from guirl.commands.eval_online import parse_env_args
+
+    try:
+        kwargs = parse_env_args(args.env_arg)
+    except ValueError as err:
+        raise SystemExit(str(err)) from None
+    if args.env == "sim":
+        kwargs.setdefault("max_steps", args.max_steps)
+        domains = {t.split(".")[0] for t in tasks if t and "." in t}
+        if len(domains) == 1:
+            kwargs.setdefault("domain", domains.pop())
+    return kwargs
+
+
+def build_policy(args: argparse.Namespace):
+    from guirl.eval.online import scripted_policy_for
+    from guirl.rollout.policy import ModelPolicy, as_policy
+
+    if args.model is not None:
+        if not (Path(args.model) / "config.json").is_file():
+            raise SystemExit(f"--model {args.model}: not a checkpoint directory (no config.json there); "
+                             "pass a guirl checkpoint, e.g. checkpoints/base-agent-tiny")
+        return ModelPolicy.load(args.model, fmt=args.format, temperature=args.temperature,
+                                max_new_tokens=args.max_new_tokens, seed=args.seed)
+    if args.policy == "scripted":
+        try:
+            return scripted_policy_for(args.env)
+        except ValueError as err:
+            raise SystemExit(f"--policy scripted: {err}") from None
+    return as_policy(args.policy)
+
+
+def run_live(args: argparse.Namespace) -> int:
+    from guirl.envs import available_envs
+    from guirl.eval.live import evaluate_live, format_live
+    from guirl.judges import available_judges, make_judge
+    from guirl.rollout.history import WindowHistory
+
+    if args.env not in available_envs():
+        raise SystemExit(f"--env {args.env!r} is not a registered environment; choose one of {available_envs()}")
+    if args.judge not in available_judges():
+        raise SystemExit(f"--judge {args.judge!r} is not a registered judge; choose one of {available_judges()}")
+    if args.episodes < 1 or args.max_steps < 1:
+        raise SystemExit(f"--episodes and --max-steps must be >= 1, got {args.episodes} and {args.max_steps}")
+    params = judge_params(args.judge_params)
+    tasks = [t for item in (args.tasks or []) for t in item.split(",") if t] or [None]
+    env_kwargs = env_arguments(args, tasks)
+    out = Path(args.out)
+    refuse_to_overwrite(out, ("episodes.jsonl", "summary.json"), "live evaluation", args.overwrite)
+    try:
+        judge = make_judge(args.judge, **params)
+    except (TypeError, ValueError) as err:
+        raise SystemExit(f"--judge {args.judge} --judge-params {args.judge_params}: {err}") from None
+    policy = build_policy(args)
+    if args.overwrite:
+        for name in ("episodes.jsonl", "summary.json", "verdicts.jsonl"):
+            (out / name).unlink(missing_ok=True)
+        shutil.rmtree(out / "images", ignore_errors=True)
+    report, _, episodes = evaluate_live(
+        args.env, tasks, args.episodes, policy, judge, out, judge_name=args.judge, max_steps=args.max_steps,
+        workers=args.workers, env_kwargs=env_kwargs, seed=args.seed,
+        history=WindowHistory(args.history_steps, args.history_images), action_format=args.format,
+    )
+    if all(not ep.steps and ep.extra.get("crashed") for ep in episodes):
+        raise SystemExit(f"every episode failed to start ({episodes[0].failure_reason}); "
+                         "fix --tasks or --env-arg")
+    print(format_live(report, args.judge))
+    print(f"logs: {out}/images/<id>/log.json; summary: {out}/summary.json")
+    return 0
