@@ -337,3 +337,16 @@ def test_shipped_teacher_reads_the_block_and_the_base_agent_does_not(tmp_path):
         followed[name] = evaluate_steps(HFEngine.from_policy(policy), policy.prompt, policy.frame_for, steps,
                                         max_new_tokens=80, guidance=given)["eval/followed"]
     assert len(steps) >= 20 and followed["litegui-teacher-tiny"] >= 0.5 and followed["base-agent-tiny"] <= 0.1, followed
+
+
+def test_student_logprobs_of_fresh_samples_equal_the_engine(tmp_path, sim_data):
+    """The invariant: the student is trained on exactly the prompt tokens and images it sampled from."""
+    from guirl.trainers.rl_common import score_samples
+
+    cfg, policy, _, batches, _ = _sampled(tmp_path, sim_data, guidance="most_matched", max_new_tokens=10,
+                                          temperature=1.0, top_p=1.0)
+    samples = [s for b in batches for s in b]
+    with torch.no_grad():
+        out = score_samples(policy.model, policy.processor, samples, 1.0)
+    for i, s in enumerate(samples):
+        assert torch.allclose(out.logprobs[i, : s.num_tokens], torch.tensor(s.behaviour_logprobs), atol=1e-5)

@@ -41,9 +41,9 @@ from guirl.models.prompts import PromptSpec
 from guirl.models.scoring import encode_prompt
 from guirl.rollout.engine import SamplingParams
 from guirl.rollout.sample import Sample
-from guirl.trainers.core import TrainerConfig
 from guirl.trainers.rl_common import (
     RecordedState,
+    RecordedStatesConfig,
     ReferencePolicy,
     RewardSpec,
     WeightedRewards,
@@ -53,17 +53,7 @@ from guirl.trainers.rl_common import (
 )
 
 
-class GRPOConfig(TrainerConfig):
-    model: str = Field("checkpoints/base-agent-tiny", description="starting policy (model directory)")
-    train_data: list[str] = Field(default_factory=list, description="recorded episodes to sample states from")
-    data_format: str = Field("guirl", description="'guirl' trajectory JSONL, or a guirl.data.adapters format name")
-    image_root: str | None = Field(None, description="image directory of adapter formats (default: next to the file)")
-    step_labels: list[str] = Field(default_factory=lambda: ["correct", "error_escape", "back_on_track"],
-                                   description="step labels used as training states")
-    eval_data: str | None = Field(None, description="held-out episodes .jsonl for periodic greedy evaluation")
-    eval_samples: int = Field(64, gt=0, description="held-out steps evaluated each time")
-    format: str | None = Field(None, description="output format (default: the model's PromptSpec)")
-    history_window: int | None = Field(None, ge=0, description="previous steps in the prompt (default: the model's)")
+class GRPOConfig(RecordedStatesConfig):
     group_size: int = Field(8, ge=2, description="G: completions sampled per state")
     temperature: float = Field(1.0, gt=0, description="sampling temperature (log-probs are taken at it)")
     top_p: float = Field(1.0, gt=0, le=1, description="nucleus sampling mass")
@@ -83,9 +73,6 @@ class GRPOConfig(TrainerConfig):
     loss_agg_mode: str = Field("token-mean", description="aggregate_loss mode")
     kl_coef: float = Field(0.0, ge=0, description="KL-to-reference coefficient (0: no reference pass)")
     kl_estimator: Literal["k1", "k2", "k3"] = Field("k3", description="KL estimator")
-    micro_batch_size: int = Field(8, gt=0, description="samples per forward/backward pass")
-    lora_rank: int = Field(0, ge=0, description="LoRA rank on the language model (0 = full fine-tuning)")
-    engine_max_rows: int = Field(64, gt=0, description="rows per batched generation pass")
 
     @model_validator(mode="after")
     def _mu_divides(self) -> GRPOConfig:

@@ -49,24 +49,13 @@ from guirl.models.guidance import GUIDANCE_MODES, choose_guidance
 from guirl.models.scoring import encode_prompt, score_completions
 from guirl.rollout.engine import SamplingParams
 from guirl.rollout.sample import Sample, padded
-from guirl.trainers.core import TrainerConfig
-from guirl.trainers.rl_common import RecordedState, load_states, micro_batches, score_samples
+from guirl.trainers.rl_common import RecordedState, RecordedStatesConfig, load_states, micro_batches, score_samples
 
 OPD_LOSSES = ("sampled_token", "full_vocab", "topk")
 
 
-class OPDConfig(TrainerConfig):
-    model: str = Field("checkpoints/base-agent-tiny", description="starting student (model directory)")
+class OPDConfig(RecordedStatesConfig):
     teacher: str = Field("self", description="teacher model directory sharing the student's tokenizer, or 'self'")
-    train_data: list[str] = Field(default_factory=list, description="recorded episodes to sample states from")
-    data_format: str = Field("guirl", description="'guirl' trajectory JSONL, or a guirl.data.adapters format name")
-    image_root: str | None = Field(None, description="image directory of adapter formats (default: next to the file)")
-    step_labels: list[str] = Field(default_factory=lambda: ["correct", "error_escape", "back_on_track"],
-                                   description="step labels used as training states")
-    eval_data: str | None = Field(None, description="held-out episodes .jsonl for periodic greedy evaluation")
-    eval_samples: int = Field(64, gt=0, description="held-out steps evaluated each time")
-    format: str | None = Field(None, description="output format (default: the student's PromptSpec)")
-    history_window: int | None = Field(None, ge=0, description="previous steps in the prompt (default: the student's)")
     guidance: Literal["none", "single", "multi", "most_matched"] = Field(
         "most_matched", description="reference given to the teacher: none (plain OPD), single, multi, most_matched")
     samples_per_state: int = Field(1, ge=1, description="student completions sampled per state")
@@ -77,9 +66,6 @@ class OPDConfig(TrainerConfig):
     top_k: int = Field(50, gt=0, description="buckets of the top-k loss (plus one tail bucket)")
     topk_from: Literal["teacher", "student"] = Field("teacher", description="whose top-k tokens are the buckets")
     loss_agg_mode: str = Field("token-mean", description="aggregate_loss mode (seq-mean-token-sum: eq. 12's sum)")
-    micro_batch_size: int = Field(8, gt=0, description="samples per forward/backward pass")
-    lora_rank: int = Field(0, ge=0, description="LoRA rank on the student's language model (0 = full fine-tuning)")
-    engine_max_rows: int = Field(64, gt=0, description="rows per batched generation pass")
 
 
 class Teacher:

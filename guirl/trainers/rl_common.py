@@ -30,6 +30,7 @@ from guirl.algorithms import get_policy_loss, masked_mean
 from guirl.data.schema import Episode, Step, StepLabel
 from guirl.models.scoring import score_completions
 from guirl.rollout.sample import Sample, loss_mask, padded, token_advantages
+from guirl.trainers.core import TrainerConfig
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,24 @@ def load_states(paths: Sequence[str], data_format: str = "guirl", image_root: st
         raise ValueError(f"no usable recorded steps in {list(paths)} (format {data_format!r}); "
                          "generate data with `guirl gen-data` or check the paths and the format")
     return states
+
+
+class RecordedStatesConfig(TrainerConfig):
+    """The fields every trainer on recorded states shares (GRPO family, OPD): policy, data, held-out split, prompt."""
+
+    model: str = Field("checkpoints/base-agent-tiny", description="starting policy (model directory)")
+    train_data: list[str] = Field(default_factory=list, description="recorded episodes to sample states from")
+    data_format: str = Field("guirl", description="'guirl' trajectory JSONL, or a guirl.data.adapters format name")
+    image_root: str | None = Field(None, description="image directory of adapter formats (default: next to the file)")
+    step_labels: list[str] = Field(default_factory=lambda: ["correct", "error_escape", "back_on_track"],
+                                   description="step labels used as training states")
+    eval_data: str | None = Field(None, description="held-out episodes .jsonl for periodic greedy evaluation")
+    eval_samples: int = Field(64, gt=0, description="held-out steps evaluated each time")
+    format: str | None = Field(None, description="output format (default: the model's PromptSpec)")
+    history_window: int | None = Field(None, ge=0, description="previous steps in the prompt (default: the model's)")
+    micro_batch_size: int = Field(8, gt=0, description="samples per forward/backward pass")
+    lora_rank: int = Field(0, ge=0, description="LoRA rank on the language model (0 = full fine-tuning)")
+    engine_max_rows: int = Field(64, gt=0, description="rows per batched generation pass")
 
 
 class RewardSpec(BaseModel):
