@@ -46,14 +46,14 @@ from PIL import Image
 
 from guirl.actions import Action, Frame, ParseFailure, parse_action
 from guirl.data.io import EpisodeWriter
-from guirl.data.schema import Episode, HistoryItem, ImageRef, Step, StepLabel
+from guirl.data.schema import Episode, HistoryItem
+from guirl.datagen.atg_output import SOURCE, atg_metrics, count_outcome, to_episode
 from guirl.envs.base import Env, Observation, make_env
 from guirl.judges.base import Judge, JudgeResult, judge_many
 from guirl.judges.verify import Vote, read_vote, verify_request
 from guirl.models.prompts import Prompt, PromptSpec, build_messages, written_action
 from guirl.rollout.engine import GenerationEngine, SamplingParams
 
-SOURCE = "guirl.datagen.atg"
 REJECTED_HEADER = "Rejected before (do not propose these again):"
 TieBreak = Literal["earliest", "latest"]
 
@@ -330,73 +330,6 @@ def run_atg_episode(env: Env, task: str, seed: int, proposer: Proposer, verifier
             return outcome
     outcome.failure_reason = f"step limit reached ({config.max_steps} steps)"
     return outcome
-
-
-def _save(image: Image.Image, out: Path, rel: str) -> ImageRef:
-    (out / rel).parent.mkdir(parents=True, exist_ok=True)
-    image.save(out / rel)
-    return ImageRef(path=rel, width=image.width, height=image.height)
-
-
-def to_episode(outcome: EpisodeOutcome, episode_id: str, out: Path, platform: str) -> Episode:
-    """The schema Episode of an outcome, its screenshots saved under ``out/images/<episode_id>/``."""
-    refs = [_save(s.screenshot, out, f"images/{episode_id}/{i:03d}.png") for i, s in enumerate(outcome.steps)]
-    steps = []
-    for i, s in enumerate(outcome.steps):
-        obs = s.observation
-        history = [p.item.model_copy(update={"screenshot": refs[p.index] if shown else None})
-                   for p, shown in zip(s.history, s.with_image, strict=True)]
-        steps.append(Step(index=i, screenshot=refs[i], history=history, valid_actions=list(obs.valid_actions or []),
-                          action=s.action, output=s.text, a11y=obs.a11y, a11y_frame=obs.frame, sub_goal=obs.sub_goal,
-                          subtasks=obs.subtasks, label=StepLabel.CORRECT if s.committed else StepLabel.ERROR,
-                          reward=s.reward, extra={"atg": s.log}))
-    return Episode(id=episode_id, instruction=outcome.instruction or "(reset failed)", steps=steps, source=SOURCE,
-                   platform=platform if platform in ("desktop", "web", "mobile") else "unknown", task=outcome.task,
-                   success=outcome.success, failure_reason=outcome.failure_reason, extra={"seed": outcome.seed})
-
-
-def count_outcome(outcome: EpisodeOutcome, counts: Counter) -> None:
-    """Add one episode's figures to ``counts`` (the names :func:`atg_metrics` reads)."""
-    counts["episodes"] += 1
-    counts["successes"] += outcome.success
-    for step in outcome.steps:
-        its = step.log["iterations"]
-        counts["steps"] += 1
-        counts["proposals"] += len(its)
-        counts["retries"] += len(its) - 1
-        counts["committed_steps"] += step.committed
-        counts["noop_steps"] += step.action is None
-        counts["unparsed_proposals"] += sum(it["action"] is None for it in its)
-        for key in ("yes", "no", "masked"):
-            counts[f"votes_{key}"] += sum(it[key] for it in its)
-        first, executed = its[0]["oracle_accepts"], its[step.log["executed_iteration"]]["oracle_accepts"]
-        if first is not None:
-            counts["steps_with_oracle"] += 1
-            counts["first_accepted"] += first
-            counts["executed_accepted"] += executed
-            for it in its:
-                counts["votes_agree_oracle"] += sum(v["yes"] is it["oracle_accepts"] for v in it["votes"])
-                counts["votes_unmasked_with_oracle"] += sum(v["yes"] is not None for v in it["votes"])
-
-
-def atg_metrics(counts: Counter) -> dict[str, float]:
-    """Namespaced figures: success rate, proposal accuracy before / after correction, retries per step, votes."""
-    def ratio(a: str, b: str) -> float:
-        return counts[a] / counts[b] if counts[b] else float("nan")
-
-    metrics = {f"atg/{k}": float(v) for k, v in sorted(counts.items())}
-    metrics.update({
-        "atg/success_rate": ratio("successes", "episodes"),
-        "atg/first_proposal_accuracy": ratio("first_accepted", "steps_with_oracle"),
-        "atg/executed_accuracy": ratio("executed_accepted", "steps_with_oracle"),
-        "atg/retries_per_step": ratio("retries", "steps"),
-        "atg/committed_rate": ratio("committed_steps", "steps"),
-        "atg/unparsed_rate": ratio("unparsed_proposals", "proposals"),
-        "atg/masked_vote_rate": counts["votes_masked"] / max(1, counts["votes_yes"] + counts["votes_no"]
-                                                             + counts["votes_masked"]),
-        "atg/verifier_oracle_agreement": ratio("votes_agree_oracle", "votes_unmasked_with_oracle"),
-    })
-    return metrics
 
 
 def generate_atg(env_name: str, tasks: Sequence[str], episodes: int, proposer: Proposer, verifier: Judge,
