@@ -11,7 +11,7 @@ import importlib
 import sys
 
 #: verb modules under guirl.commands, in the order ``--help`` lists them.
-VERB_MODULES = ["rl_demo", "demo", "init_model", "gen_data", "reasoning_data", "error_recovery", "train", "eval"]
+VERB_MODULES = ["rl_demo", "demo", "init_model", "gen_data", "reasoning_data", "error_recovery", "data", "train", "eval"]
 
 
 def build_parser() -> argparse.ArgumentParser:

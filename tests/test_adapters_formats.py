@@ -59,7 +59,7 @@ def test_androidcontrol_high_and_low_levels():
     assert [s.instruction for s in ep.steps] == [None, None, None]
     assert low[0].steps[1].instruction == "Scroll down to see more options"
     flipped = load_public("androidcontrol", FIX / "androidcontrol" / "episodes.jsonl", flip_scroll=True)
-    assert flipped[0].steps[1].valid_actions[0].direction == "up"  # UI-S1's flipped reading
+    assert flipped[0].steps[1].valid_actions[0].direction == "up"  # every direction reversed (the finger reading InfiGUI-R1's evaluator applies)
 
 
 def test_androidcontrol_type_action(tmp_path):
@@ -156,7 +156,7 @@ def test_adapted_episodes_round_trip_through_io(tmp_path):
 def test_unknown_format_lists_known():
     with pytest.raises(KeyError, match="known formats:.*screenspot_pro"):
         load_public("screenspot_v9", FIX)
-    assert len(ADAPTERS) == 10
+    assert len(ADAPTERS) == 11
 
 
 # -- malformed records: the message names file, record and problem ---------------------------

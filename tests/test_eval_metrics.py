@@ -99,7 +99,7 @@ def test_a11y_smallest_box_vs_any_box():
 def test_unknown_rule_lists_names():
     with pytest.raises(KeyError, match="known rules"):
         get_rule("nearest")
-    assert set(MATCH_RULES) == {"inclusive", "exclusive", "guilibra", "infigui", "uis1", "aitw", "odyssey"}
+    assert set(MATCH_RULES) == {"inclusive", "exclusive", "guilibra", "infigui", "uis1", "aitw", "odyssey", "uir1"}
 
 
 def test_aitw_grown_box_is_clamped_like_aitw():
@@ -370,3 +370,15 @@ def test_box_rules_are_nested(x1, y1, w, h, px, py):
     box = (x1, y1, x1 + w, y1 + h)
     chain = [hit((px, py), rule, box=box) for rule in ("exclusive", "inclusive", "infigui", "aitw")]
     assert chain == sorted(chain)  # False... then True...: never a hit followed by a miss
+
+
+def test_uir1_rule_is_a_strict_radius_of_the_shorter_side():
+    from guirl.eval.matching import point_matches
+
+    # 1080 x 2400: radius 0.14 * 1080 = 151.2 px, the same across and down (no box)
+    kw = {"target_box": None, "target_point": (500.0, 1000.0), "screen_size": (1080, 2400), "rule": "uir1"}
+    assert point_matches((651.0, 1000.0), **kw) and point_matches((500.0, 1151.0), **kw)
+    assert not point_matches((500.0, 1151.2), **kw) and not point_matches((652.0, 1000.0), **kw)
+    # odyssey's normalised 0.14 reaches 336 px down on the same screen
+    assert point_matches((500.0, 1300.0), **{**kw, "rule": "odyssey"})
+    assert not point_matches((500.0, 1300.0), **kw)

@@ -44,12 +44,39 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     return parser
 
 
+def add_dataset_args(p: argparse.ArgumentParser, data_help: str | None = None) -> None:
+    """``--dataset-format``, ``--data``, ``--images``, ``--split``, ``--adapter-arg``: a public dataset."""
+    from guirl.data.adapters import ADAPTERS
+
+    p.add_argument("--dataset-format", metavar="NAME",
+                   help=f"public layout read by an adapter: {', '.join(ADAPTERS)} (docs/eval.md, 'Public datasets')")
+    p.add_argument("--data", help=data_help or "the dataset in --dataset-format: its annotation file or release "
+                   "directory, a parquet / arrow file or directory, a saved HF dataset, or a Hub name")
+    p.add_argument("--images", help="screenshot directory (default: the release's usual place; for Hugging Face "
+                   "layouts, where embedded images are written, default ~/.cache/guirl/hf)")
+    p.add_argument("--split", help="split of a Hugging Face layout (default: all)")
+    p.add_argument("--adapter-arg", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option of the dataset format (YAML value), e.g. missing_target=skip, "
+                   "screenshot_pattern='{annotation_id}-{action_uid}.jpg', flip_scroll=true")
+
+
+def dataset_options(args: argparse.Namespace) -> dict[str, Any]:
+    return parse_pairs(getattr(args, "adapter_arg", []) or [], "--adapter-arg")
+
+
+def load_cli_data(args: argparse.Namespace):
+    """``(episodes, image root)`` from the data flags of :func:`add_dataset_args`."""
+    from guirl.eval.pipeline import load_data
+
+    if args.adapter_arg and not args.dataset_format:
+        raise ValueError("--adapter-arg applies to --dataset-format data; give --dataset-format NAME")
+    return load_data(getattr(args, "episodes", None), args.dataset_format, args.data, args.images,
+                     split=args.split, options=dataset_options(args))
+
+
 def _data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--episodes", help="guirl episodes .jsonl (or its directory) with screenshots beside it")
-    p.add_argument("--dataset-format", help="public layout read by an adapter: screenspot, screenspot_v2, "
-                   "screenspot_pro, androidcontrol, androidcontrol_low, gui_odyssey, aitw, mind2web, guilibra")
-    p.add_argument("--data", help="annotation file (or directory) in --dataset-format")
-    p.add_argument("--images", help="screenshot directory (default: the dataset's usual place)")
+    add_dataset_args(p)
     p.add_argument("--limit", type=int, default=None, help="evaluate only the first N samples / episodes")
     p.add_argument("--out", required=True, help="output directory for results.json and report.html")
     p.add_argument("--curves", help="metrics JSONL of a training run: its curves go into the report")
@@ -140,9 +167,9 @@ def _finish(args, results: dict, report) -> int:
 
 
 def run_grounding_cmd(args: argparse.Namespace) -> int:
-    from guirl.eval.pipeline import load_data, run_grounding
+    from guirl.eval.pipeline import run_grounding
 
-    episodes, root = load_data(args.episodes, args.dataset_format, args.data, args.images)
+    episodes, root = load_cli_data(args)
     policy, _ = build_policies(args)
     results, report = run_grounding(episodes, root, policy, args.format, args.rule, args.viewer_limit, args.limit,
                                     args.curves)
@@ -150,9 +177,9 @@ def run_grounding_cmd(args: argparse.Namespace) -> int:
 
 
 def run_offline_cmd(args: argparse.Namespace) -> int:
-    from guirl.eval.pipeline import load_data, run_offline
+    from guirl.eval.pipeline import run_offline
 
-    episodes, root = load_data(args.episodes, args.dataset_format, args.data, args.images)
+    episodes, root = load_cli_data(args)
     policy, sampler = build_policies(args, args.temperature)
     results, report = run_offline(
         episodes, root, policy, args.format, args.rule, args.value_rule, sampler, args.samples, args.k, args.seed,
@@ -162,10 +189,10 @@ def run_offline_cmd(args: argparse.Namespace) -> int:
 
 
 def run_judge_cmd(args: argparse.Namespace) -> int:
-    from guirl.eval.pipeline import load_data, run_judge
+    from guirl.eval.pipeline import run_judge
     from guirl.judges import make_judge
 
-    episodes, root = load_data(args.episodes, args.dataset_format, args.data, args.images)
+    episodes, root = load_cli_data(args)
     judge = make_judge(args.judge, **parse_pairs(args.judge_arg, "--judge-arg"))
     results, report = run_judge(episodes, root, judge, args.max_steps, args.viewer_limit, args.limit, args.curves)
     return _finish(args, results, report)

@@ -56,7 +56,7 @@ def iter_episodes(path: str | Path, check_images: bool = True) -> Iterator[Episo
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as err:
-                raise DataError(f"{path}:{lineno}: not valid JSON ({err.msg} at column {err.colno})") from None
+                raise DataError(f"{path}:{lineno}: not valid JSON (column {err.colno}: {err.msg})") from None
             try:
                 episode = Episode.model_validate(record)
             except ValidationError as err:

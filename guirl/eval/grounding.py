@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from guirl.actions.types import Action, ParseFailure
+from guirl.actions.types import Action, ActionType, ParseFailure
 from guirl.data.schema import Episode
 from guirl.eval.matching import MatchRule, point_matches
 from guirl.eval.offline import in_screen
@@ -67,6 +67,37 @@ def grounding_hit(episode: Episode, pred: Action | ParseFailure | None, rule: Ma
         )
         for gold in (in_screen(g, w, h) for g in step.valid_actions)
     )
+
+
+_MOVING = (ActionType.SCROLL, ActionType.SWIPE, ActionType.DRAG)
+
+
+def _grounded(action: Action) -> bool:
+    """An action whose target is an element on screen: a point or a box, and not a movement."""
+    return (action.point is not None or action.box is not None) and action.type not in _MOVING
+
+
+def grounding_samples(episodes: list[Episode]) -> tuple[list[Episode], int]:
+    """One-step grounding samples from any episodes, and how many steps had no coordinate target.
+
+    A ScreenSpot sample (one step) is kept as it is; every step of a trajectory
+    (AndroidControl, AITW, GUI-Odyssey, Mind2Web) whose ground truth (its first
+    valid action) targets an element, a point or a box that is not the start of
+    a scroll, swipe or drag, becomes its own sample ``<episode>#<step>`` (its step
+    instruction, where the layout has one, is the query); steps without a
+    coordinate target (type, scroll by direction, keys, finish), in
+    trajectories or one-step records, are counted and left out.
+    """
+    samples, skipped = [], 0
+    for ep in episodes:
+        for step in ep.steps:
+            if not step.valid_actions or not _grounded(step.valid_actions[0]):
+                skipped += 1
+            elif len(ep.steps) == 1:
+                samples.append(ep)
+            else:
+                samples.append(ep.model_copy(update={"id": f"{ep.id}#{step.index}", "steps": [step]}))
+    return samples, skipped
 
 
 def evaluate_grounding(

@@ -42,6 +42,10 @@ Rules (``MATCH_RULES[name]``):
 - ``odyssey`` - GUI-Odyssey's ``click_matching``
   (``src/eval_mm/GUIOdyssey_action_matching.py``): inside the (SAM2) box as
   given, not enlarged (edges count), or normalised distance ``<= 0.14``.
+- ``uir1`` - UI-R1's AndroidControl evaluation (lll6gg/UI-R1
+  ``evaluation/eval_ac.py``): pixel distance to the target point ``< 0.14``
+  times the screen width (1080 px on AndroidControl; guirl takes the shorter
+  side, the width of a portrait phone); no box.
 
 Departures: a point inside the target's own box always hits under the box
 rules (the enlarged box is tested besides the original one, so float
@@ -71,6 +75,7 @@ class MatchRule:
     inclusive: bool = True  # box edges count as inside
     radius_max_side: float | None = None  # hit if pixel distance <= this * max(W, H)
     radius_normalised: float | None = None  # hit if distance in unit-square coords < this
+    radius_min_side: float | None = None  # hit if pixel distance < this * min(W, H) (strict)
     a11y_candidates: str = "none"  # "none" | "smallest" | "all": boxes from the a11y tree
     aitw_clamp: bool = False  # grow boxes as AITW does (clamped top-left, size kept; see module doc)
     description: str = ""
@@ -110,6 +115,11 @@ MATCH_RULES: dict[str, MatchRule] = {
             aitw_clamp=True,
             description="AITW action_matching: same annotation box grown by 140% (x2.4, clamped as AITW) "
             "or normalised distance <= 0.14",
+        ),
+        MatchRule(
+            "uir1",
+            radius_min_side=0.14,
+            description="UI-R1 AndroidControl: pixel distance < 0.14 * the screen's shorter side (its width)",
         ),
         MatchRule(
             "odyssey",
@@ -228,11 +238,13 @@ def point_matches(
     dx, dy = pred[0] - target_point[0], pred[1] - target_point[1]
     if rule.radius_max_side is not None and math.hypot(dx, dy) <= rule.radius_max_side * max(width, height):
         return True
+    if rule.radius_min_side is not None and math.hypot(dx, dy) < rule.radius_min_side * min(width, height):
+        return True
     if rule.radius_normalised is not None:
         nd2 = (dx / width) ** 2 + (dy / height) ** 2
         # GUI-Libra tests d^2 < 0.05^2; AITW, GUI-Odyssey and UI-S1 test d <= threshold
         if nd2 < rule.radius_normalised**2 or (rule.inclusive and nd2 <= rule.radius_normalised**2):
             return True
-    if not boxes and rule.radius_max_side is None and rule.radius_normalised is None:
+    if not boxes and rule.radius_max_side is None and rule.radius_normalised is None and rule.radius_min_side is None:
         return (dx, dy) == (0.0, 0.0)
     return False

@@ -18,7 +18,7 @@ from PIL import Image
 
 from guirl.data.io import read_episodes
 from guirl.data.schema import Episode, Step
-from guirl.eval.grounding import evaluate_grounding, sample_category
+from guirl.eval.grounding import evaluate_grounding, grounding_samples, sample_category
 from guirl.eval.judge import judge_episodes
 from guirl.eval.mind2web import evaluate_mind2web
 from guirl.eval.offline import evaluate_offline
@@ -28,8 +28,10 @@ from guirl.judges.base import Judge
 from guirl.rollout.policy import Policy
 
 
-def load_data(episodes: str | None, dataset_format: str | None, data: str | None, images: str | None):
-    """``(episodes, image_root)`` from a guirl episodes file or a public dataset."""
+def load_data(episodes: str | None, dataset_format: str | None, data: str | None, images: str | None,
+              split: str | None = None, options: dict | None = None):
+    """``(episodes, image_root)`` from a guirl episodes file or a public dataset
+    (its release layout or its Hugging Face layout; ``options`` are the format's)."""
     if episodes:
         path = Path(episodes)
         if path.is_dir():
@@ -38,24 +40,9 @@ def load_data(episodes: str | None, dataset_format: str | None, data: str | None
         return read_episodes(path, check_images=images is None), Path(images) if images else path.parent
     if not (dataset_format and data):
         raise ValueError("give --episodes FILE, or --dataset-format NAME with --data PATH")
-    from guirl.data.adapters import load_public
+    from guirl.data.adapters import open_public
 
-    kwargs = {"image_dir": images} if images else {}
-    eps = load_public(dataset_format, data, **kwargs)
-    root = Path(images) if images else _default_image_root(dataset_format, Path(data))
-    return eps, root
-
-
-def _default_image_root(fmt: str, data: Path) -> Path:
-    from guirl.data.adapters.screenspot import default_image_dir
-
-    base = data if data.is_dir() else data.parent
-    return {
-        "screenspot": base / "screenspot_imgs",
-        "screenspot_v2": default_image_dir(base, "v2"),
-        "screenspot_pro": base.parent / "images",
-        "gui_odyssey": base.parent / "screenshots",
-    }.get(fmt, base)
+    return open_public(dataset_format, data, image_dir=images, split=split, **(options or {}))
 
 
 def resolve_rule(episodes: list[Episode], rule: str, key: str = "match_rule", default: str = "inclusive") -> str:
@@ -93,6 +80,7 @@ def write_outputs(out: str | Path, results: dict[str, Any], report: ReportData |
 
 
 def run_grounding(episodes, root, policy: Policy, fmt, rule="auto", viewer_limit=24, limit=None, curves=None):
+    episodes, no_target = grounding_samples(episodes)
     episodes = _limit(episodes, limit)
     rule = resolve_rule(episodes, rule)
     items = [(ep, ep.steps[0]) for ep in episodes]
@@ -102,7 +90,8 @@ def run_grounding(episodes, root, policy: Policy, fmt, rule="auto", viewer_limit
         {"id": ep.id, "hit": hit, "predicted": p.action, "text": p.text}
         for ep, p, hit in zip(episodes, preds, res.hits)
     ]
-    results = {"command": "grounding", "rule": rule, "metrics": res.metrics, "breakdown": res.breakdown,
+    results = {"command": "grounding", "rule": rule, "metrics": {**res.metrics, "grounding/steps_without_target":
+               float(no_target)}, "breakdown": res.breakdown,
                "samples": per_sample}
     rows = [
         {"breakdown": key, "category": cat, "accuracy": cell["accuracy"], "n": int(cell["n"])}
@@ -122,7 +111,8 @@ def run_grounding(episodes, root, policy: Policy, fmt, rule="auto", viewer_limit
         tables={"Accuracy by category": rows},
         trajectories=views,
         curves_file=curves,
-        notes=[f"matching rule: {rule}; {len(episodes)} samples"],
+        notes=[f"matching rule: {rule}; {len(episodes)} samples"
+               + (f"; {no_target} trajectory steps without a coordinate target left out" if no_target else "")],
     )
     return results, report
 

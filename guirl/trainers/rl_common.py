@@ -57,9 +57,9 @@ def load_states(paths: Sequence[str], data_format: str = "guirl", image_root: st
         if data_format == "guirl":
             episodes, root = read_episodes(path), Path(path).parent
         else:
-            from guirl.data.adapters import load_public
+            from guirl.data.adapters import open_public
 
-            episodes, root = load_public(data_format, path), Path(image_root or Path(path).parent)
+            episodes, root = open_public(data_format, path, image_dir=image_root)
         for episode in episodes:
             for step in episode.steps:
                 if step.label in wanted and (step.valid_actions or step.action is not None):

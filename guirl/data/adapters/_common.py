@@ -4,6 +4,8 @@ problem; JSON / JSONL reading; image references; box layouts; directions."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +24,52 @@ def record_error(file: Path | str, where: str, problem: str) -> AdapterError:
     return AdapterError(f"{file}: {where}: {problem}")
 
 
+#: rows of Hugging Face sources being read by :func:`guirl.data.adapters.load_public`, by the
+#: (non-existent) file name the adapter is handed for them; see :mod:`guirl.data.adapters.hub`.
+_ROW_SOURCES: dict[str, Callable[[], Iterable[Any]]] = {}
+
+
+@contextmanager
+def row_source(file: Path, rows: Callable[[], Iterable[Any]]) -> Iterator[None]:
+    """While active, :func:`load_json_or_jsonl` on ``file`` returns ``list(rows())``."""
+    _ROW_SOURCES[str(file)] = rows
+    try:
+        yield
+    finally:
+        _ROW_SOURCES.pop(str(file), None)
+
+
 def load_json_or_jsonl(file: Path) -> list[Any]:
-    """Records of a ``.json`` file (a list, or one object) or a ``.jsonl`` file."""
+    """Records of a ``.json`` file (a list, or one object), a ``.jsonl`` file, or
+    the rows of a Hugging Face source being read by ``load_public``."""
+    if str(file) in _ROW_SOURCES:
+        return list(_ROW_SOURCES[str(file)]())
+    if file.suffix in (".parquet", ".arrow") and file.is_file():
+        raise AdapterError(
+            f"{file}: is a {file.suffix[1:]} file; read it with guirl.data.adapters.load_public "
+            "(or --data on the command line), which reads Hugging Face layouts and their embedded images"
+        )
+    if file.is_dir():
+        found = sorted(p.name for p in file.iterdir() if p.suffix in (".json", ".jsonl"))[:6]
+        raise AdapterError(
+            f"{file}: is a directory, and this format reads one annotation file: pass one"
+            + (f" (here: {', '.join(found)})" if found else " (there is no .json / .jsonl file here)")
+        )
     if not file.is_file():
-        raise AdapterError(f"{file}: no such file; pass the dataset's annotation file")
-    text = file.read_text(encoding="utf-8")
+        raise AdapterError(f"{file}: no such file; pass the dataset's annotation file (or its directory)")
+    raw = file.read_bytes()
+    if raw.startswith(b"PAR1"):
+        raise AdapterError(
+            f"{file}: is a Parquet file, not JSON (it starts with 'PAR1'); give it a .parquet name "
+            "(or pass its directory) and it is read as a Hugging Face dataset"
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise AdapterError(
+            f"{file}: is not UTF-8 JSON text (byte {err.start} is {raw[err.start:err.start + 1]!r}); "
+            "pass the annotation .json / .jsonl, or a .parquet / .arrow file or directory"
+        ) from None
     if file.suffix == ".jsonl":
         records = []
         for lineno, line in enumerate(text.splitlines(), start=1):
@@ -35,12 +78,17 @@ def load_json_or_jsonl(file: Path) -> list[Any]:
             try:
                 records.append(json.loads(line))
             except json.JSONDecodeError as err:
-                raise AdapterError(f"{file}: line {lineno}: not valid JSON ({err.msg} at column {err.colno})") from None
+                raise AdapterError(
+                    f"{file}: line {lineno}: not valid JSON (column {err.colno}: {err.msg}); "
+                    "is the file complete?"
+                ) from None
         return records
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise AdapterError(f"{file}: not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
+        raise AdapterError(
+            f"{file}: not valid JSON (line {err.lineno} column {err.colno}: {err.msg}); is the file complete?"
+        ) from None
     return data if isinstance(data, list) else [data]
 
 
@@ -91,11 +139,14 @@ def to_box(value: Any, layout: str, file: Path, where: str, field: str) -> Box:
 
 def image_ref(root: Path, rel: str, file: Path, where: str, size: tuple[int, int] | None = None) -> ImageRef:
     """An ImageRef to ``root / rel``; the size is read from the image header
-    unless given. A missing or unreadable image is an error naming the record."""
+    unless given. A missing image is an error naming the record even when the
+    record gives the size (found at load, not at prediction time); an unreadable one too."""
     path = root / rel
+    if not path.is_file():
+        raise record_error(
+            file, where, f"image {rel!r} not found under {root}; pass the screenshot directory with --images"
+        )
     if size is None:
-        if not path.is_file():
-            raise record_error(file, where, f"image {rel!r} not found under {root}; pass the image directory")
         try:
             with Image.open(path) as img:
                 size = img.size

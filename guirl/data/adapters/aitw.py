@@ -1,38 +1,96 @@
-"""Android in the Wild (Rawles et al. 2023) steps -> Episodes.
+"""Android in the Wild (Rawles et al. 2023) -> Episodes, in two layouts.
 
-Layout read: the released TFRecord ``tf.train.Example`` features, one step
-per record, exported to JSON / JSONL with the image written to a file
-(``"image/path"`` in place of ``"image/encoded"``). Fields used:
-``episode_id``, ``step_id``, ``goal_info``, ``image/width``,
-``image/height``, ``results/action_type`` (AITW's ``ActionType`` ids:
-3 TYPE, 4 DUAL_POINT, 5 PRESS_BACK, 6 PRESS_HOME, 7 PRESS_ENTER,
-10 STATUS_TASK_COMPLETE, 11 STATUS_TASK_IMPOSSIBLE), ``results/yx_touch``,
-``results/yx_lift``, ``results/type_action``,
+``layout="tfrecord"`` - the released TFRecord ``tf.train.Example``
+features, one step per record, exported to JSON / JSONL with the image
+written to a file (``"image/path"`` in place of ``"image/encoded"``).
+Fields read: ``episode_id``, ``step_id``, ``goal_info``, ``image/path``,
+``image/width``, ``image/height``, ``results/action_type`` (AITW's
+``ActionType`` ids: 3 TYPE, 4 DUAL_POINT, 5 PRESS_BACK, 6 PRESS_HOME,
+7 PRESS_ENTER, 10 STATUS_TASK_COMPLETE, 11 STATUS_TASK_IMPOSSIBLE),
+``results/yx_touch``, ``results/yx_lift``, ``results/type_action``,
 ``image/ui_annotations_positions`` (flat list, 4 numbers per element),
 ``image/ui_annotations_text``, ``image/ui_annotations_ui_types``.
+Coordinates are **normalised 0-1 with y first**: touch / lift ``[y, x]``,
+annotation boxes ``[y, x, height, width]``. Steps are grouped by
+``episode_id`` and ordered by ``step_id``; screenshots are relative to the
+annotation file's directory (or ``image_dir``). A dual point is a tap when
+touch and lift are within 0.04 of each other (``_SWIPE_DISTANCE_THRESHOLD``
+of AITW's ``action_matching.is_tap_action``), else a scroll.
 
-Coordinates are **normalised 0-1 with y first**: touch / lift are
-``[y, x]`` and annotation boxes ``[y, x, height, width]``; they become
-screen-pixel ``(x, y)`` points and ``[x1, y1, x2, y2]`` a11y boxes.
+``layout="seeclick"`` - AITW as SeeClick converted it
+(``njucckevin/SeeClick``, ``agent_tasks/readme_agent.md``):
+``aitw_data_train.json`` / ``aitw_data_val.json`` / ``aitw_data_test.json``,
+each a JSON object of subsets (``general``, ``single``, ``webshopping``,
+``install``, ``googleapps``), each a list of episodes, each a list of
+steps. Fields read per step (as ``agent_tasks/aitw_test.py`` and
+``action_matching.py`` read them): ``img_filename`` (relative to the
+screenshot directory ``aitw_images/``, *without* the ``.png`` that
+SeeClick's code appends, e.g. ``general/<ep_id>_<step>``), ``goal``,
+``ep_id``, ``step``, ``action_type_id`` (the same AITW ids),
+``action_type_text`` (for id 4: ``click`` or ``scroll down`` / ``up`` /
+``left`` / ``right``), ``touch`` / ``lift``, ``type_text``,
+``annot_position``. Coordinates are **normalised 0-1 with x first**:
+``touch`` / ``lift`` are ``[x, y]`` (``action_2_format`` swaps them to
+``[y, x]`` for AITW's matcher), while ``annot_position`` is a flat list of
+AITW's ``(y, x, height, width)`` per element. SeeClick decides tap vs
+scroll by ``action_type_text`` (not by distance), and so does the adapter;
+the tap point is ``touch``, the point its ``action_matching`` compares
+(SeeClick's training target is the touch/lift midpoint, at most 0.02
+away). Steps keep the episode list's order (``step`` goes to
+``Step.extra``); the subset goes to ``Episode.task`` and
+``Episode.extra["subset"]``, the split (from the file name) to
+``extra["split"]``. Without ``image_dir``, screenshots are read from an
+``aitw_images/`` folder next to the file when there is one (paths then
+start with ``aitw_images/``, relative to the file's directory), else from
+the file's directory. The layout is detected from the records' shape
+unless ``layout`` forces one; a directory reads its ``aitw_data_*.json``
+files (else its ``*.json`` / ``*.jsonl``).
 
-A dual point is a tap when touch and lift are within 0.04 of each other
-(``_SWIPE_DISTANCE_THRESHOLD`` of AITW's ``action_matching``), else a
-scroll. Scroll convention: AITW records only the finger path (it names no
-direction); a finger moving up reveals content below, which is guirl's
-``down``, so the direction is the opposite of the finger movement. The
-tap point is the touch point, as AITW's ``action_matching`` compares it.
-Episodes record ``match_rule: aitw``.
+Both layouts give screen-pixel ``(x, y)`` points and ``[x1, y1, x2, y2]``
+a11y boxes (``Step.a11y``, the candidate boxes of the ``aitw`` match rule).
+
+Scroll convention: AITW records only the finger path; a finger moving up
+reveals content below, guirl's ``down``, so the TFRecord layout's
+direction is the opposite of the finger movement (main axis decided on the
+normalised values, as ``_check_drag_actions_match`` does). SeeClick's
+``scroll down`` is AITW's finger-up swipe (its ``action_2_format`` template
+for it is touch ``[0.5, 0.8]`` -> lift ``[0.5, 0.2]``, x first), so its
+text is already the content direction and is kept; the recorded finger
+path is kept as ``point`` -> ``end_point`` (when valid, else omitted).
+
+x/y swap check: a tap should fall inside one of its screen's annotation
+boxes and a SeeClick scroll's finger path should agree with its text. Per
+subset (SeeClick) or file (TFRecord), a tap or scroll that fits only with
+x and y swapped is evidence of a swapped conversion; when such steps
+outnumber those that fit as given, the load fails naming the first one
+(``swap_check="subset"``, the default; ``"step"`` fails at the first such
+step; ``"off"`` disables it). AITW's annotation boxes do not always hold
+the tapped element, so single misfits are only flagged:
+``Step.extra["outside_boxes"]`` / ``["finger_disagrees"]``, counted in
+``Episode.extra["taps_outside_boxes"]`` / ``["scrolls_finger_disagrees"]``.
+Coordinates outside 0-1 are errors (pixel values are named as such).
+
+Skipped: nothing by default; a step whose screenshot is missing is an
+error. SeeClick's release lacks some screenshots (its ``aitw_test.py``
+steps over them); ``missing_images="skip"`` does the same, counting them in
+``Episode.extra["skipped_missing_images"]``; a SeeClick episode left with
+no step is dropped and counted in ``extra["skipped_empty_episodes"]`` of
+every episode of its file. Episodes record ``match_rule: aitw``.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from guirl.actions.frames import Frame
-from guirl.actions.types import Action, ActionType
+from guirl.actions.types import Action, ActionType, Box
 from guirl.data.adapters._common import (
+    AdapterError,
     direction_from_finger,
     image_ref,
     load_json_or_jsonl,
@@ -40,93 +98,383 @@ from guirl.data.adapters._common import (
     record_error,
     require,
 )
-from guirl.data.schema import A11yNode, Episode, Step
+from guirl.data.schema import A11yNode, Episode, ImageRef, Step
 
 SWIPE_DISTANCE_THRESHOLD = 0.04
+LAYOUTS = ("auto", "tfrecord", "seeclick")
+SWAP_CHECKS = ("subset", "step", "off")
+MISSING_IMAGES = ("error", "skip")
+SEECLICK_SUBSETS = ("general", "single", "webshopping", "install", "googleapps")
 _SIMPLE = {5: ActionType.BACK, 6: ActionType.HOME, 7: ActionType.ENTER}
+_SEECLICK_SCROLLS = {"scroll down": "down", "scroll up": "up", "scroll left": "left", "scroll right": "right"}
+_EPS = 1e-6  # containment tolerance in normalised units (AITW's test is inclusive)
+
+Norm = tuple[float, float]  # a normalised (x, y) point
+NormBox = tuple[float, float, float, float]  # a normalised (x1, y1, x2, y2) box
 
 
-def _yx(value, file: Path, where: str, field: str) -> tuple[float, float]:
-    """A normalised ``[y, x]`` as normalised ``(x, y)``."""
-    y, x = numbers(value, 2, file, where, field)
+# -- shared checks -------------------------------------------------------------------------
+
+
+
+def _non_pointer_action(kind: int, typed: Callable[[], str]) -> Action | None:
+    """AITW's action ids other than DUAL_POINT (both layouts use them); None for an unknown id."""
+    if kind == 3:
+        return Action(type=ActionType.TYPE, text=typed())
+    if kind in _SIMPLE:
+        return Action(type=_SIMPLE[kind])
+    if kind in (10, 11):
+        return Action(type=ActionType.TERMINATE, status="success" if kind == 10 else "failure")
+    return None
+
+def _normalised(value: Any, first: str, file: Path, where: str, field: str, shot: ImageRef | None) -> Norm:
+    """A normalised 2-vector given ``first``-coordinate first (``"x"`` or ``"y"``), as (x, y)."""
+    a, b = numbers(value, 2, file, where, field)
+    x, y = (a, b) if first == "x" else (b, a)
     if not (0 <= x <= 1 and 0 <= y <= 1):
-        raise record_error(file, where, f"field '{field}' {value!r} is not normalised [y, x] in 0-1")
+        order = "[x, y]" if first == "x" else "[y, x]"
+        hint = ""
+        if shot is not None and max(a, b) > 1 and min(a, b) >= 0:
+            hint = f" (these look like pixels of the {shot.width}x{shot.height} screenshot)"
+        raise record_error(file, where, f"field '{field}' {value!r} is not a normalised {order} in 0-1{hint}")
     return (x, y)
 
 
-def _action(rec: dict, screen: Frame, file: Path, where: str) -> Action:
+def _boxes_yxhw(flat: Any, file: Path, where: str, field: str) -> list[NormBox]:
+    """A flat list of AITW ``(y, x, height, width)`` normalised boxes as (x1, y1, x2, y2)."""
+    if flat is None:
+        return []
+    if not isinstance(flat, list) or len(flat) % 4:
+        raise record_error(file, where, f"field '{field}' must hold 4 numbers per element (y, x, height, width)")
+    boxes = []
+    for j in range(len(flat) // 4):
+        y, x, h, w = numbers(flat[4 * j : 4 * j + 4], 4, file, where, f"{field}[{4 * j}:{4 * j + 4}]")
+        if h < 0 or w < 0 or not all(-0.01 <= v <= 1.01 for v in (y, x, y + h, x + w)):
+            raise record_error(
+                file, where, f"field '{field}' element {j} {[y, x, h, w]!r} is not a normalised "
+                "(y, x, height, width) box in 0-1"
+            )
+        boxes.append((x, y, x + w, y + h))
+    return boxes
+
+
+def _inside(p: Norm, boxes: list[NormBox]) -> NormBox | None:
+    for b in boxes:
+        if b[0] - _EPS <= p[0] <= b[2] + _EPS and b[1] - _EPS <= p[1] <= b[3] + _EPS:
+            return b
+    return None
+
+
+def _px_box(b: NormBox, screen: Frame) -> Box:
+    unit = Frame.unit()
+    x1, y1 = unit.convert_point(b[:2], screen)
+    x2, y2 = unit.convert_point(b[2:], screen)
+    return (x1, y1, x2, y2)
+
+
+def _yxhw(b: NormBox) -> list[float]:
+    return [round(v, 4) for v in (b[1], b[0], b[3] - b[1], b[2] - b[0])]
+
+
+class _SwapCheck:
+    """Tally of taps / scrolls that fit as given vs only with x and y swapped (see module doc)."""
+
+    def __init__(self, mode: str, file: Path, scope: str, expected: str):
+        self.mode, self.file, self.scope, self.expected = mode, file, scope, expected
+        self.fits = 0
+        self.swapped: list[tuple[str, str]] = []
+
+    def tap(self, point: Norm, boxes: list[NormBox], where: str) -> bool:
+        """Record a tap; True when it falls in no box (flag it)."""
+        if not boxes:
+            return False
+        if _inside(point, boxes):
+            self.fits += 1
+            return False
+        hit = _inside((point[1], point[0]), boxes)
+        if hit is not None:
+            self._swapped(where, f"the tap read as (x, y) = ({point[0]:.4g}, {point[1]:.4g}) falls in no annot_position "
+                          f"box, but (x, y) = ({point[1]:.4g}, {point[0]:.4g}) falls in box (y, x, h, w) = {_yxhw(hit)}")
+        return True
+
+    def scroll(self, text_dir: str, touch: Norm, lift: Norm, where: str) -> bool:
+        """Record a scroll whose text names ``text_dir``; True when the finger path disagrees (flag it)."""
+        if direction_from_finger(touch, lift) == text_dir:
+            self.fits += 1
+            return False
+        swapped = direction_from_finger((touch[1], touch[0]), (lift[1], lift[0]))
+        if swapped == text_dir:
+            self._swapped(where, f"the finger path {touch} -> {lift} (x, y) is a '{direction_from_finger(touch, lift)}' "
+                          f"scroll, the text says '{text_dir}', which the path gives with x and y swapped")
+        return True
+
+    def _swapped(self, where: str, detail: str) -> None:
+        if self.mode == "step":
+            raise record_error(self.file, where, f"{detail}: the coordinates look swapped; {self.expected}")
+        self.swapped.append((where, detail))
+
+    def finish(self) -> None:
+        if self.mode == "off" or not self.swapped or len(self.swapped) <= self.fits:
+            return
+        where, detail = self.swapped[0]
+        raise record_error(
+            self.file, where, f"{detail}; in {self.scope}, {len(self.swapped)} taps / scrolls fit only with x and y "
+            f"swapped and {self.fits} fit as given: the coordinates look swapped; {self.expected} "
+            "(swap_check='off' skips this check)"
+        )
+
+
+def _image(root: Path, rel: str, file: Path, where: str, size=None, skip: bool = False) -> ImageRef | None:
+    try:
+        return image_ref(root, rel, file, where, size=size)
+    except AdapterError as err:
+        if skip and not (root / rel).is_file():
+            return None
+        if not (root / rel).is_file():
+            raise AdapterError(f"{err} (or pass missing_images='skip' to step over missing screenshots)") from None
+        raise
+
+
+# -- TFRecord export layout ----------------------------------------------------------------
+
+
+def _tf_action(rec: dict, screen: Frame, boxes: list[NormBox], check: _SwapCheck, file: Path, where: str):
     kind = require(rec, "results/action_type", int, file, where)
+    flags: dict = {}
     if kind == 4:
-        touch = _yx(require(rec, "results/yx_touch", list, file, where), file, where, "results/yx_touch")
-        lift = _yx(require(rec, "results/yx_lift", list, file, where), file, where, "results/yx_lift")
+        touch = _normalised(require(rec, "results/yx_touch", list, file, where), "y", file, where,
+                            "results/yx_touch", None)
+        lift = _normalised(require(rec, "results/yx_lift", list, file, where), "y", file, where,
+                           "results/yx_lift", None)
         unit = Frame.unit()
         # tap vs swipe and the swipe's main axis are decided on normalised values, as
         # action_matching.is_tap_action / _check_drag_actions_match do (not in pixels)
         if math.dist(touch, lift) <= SWIPE_DISTANCE_THRESHOLD:
-            return Action(type=ActionType.CLICK, point=unit.convert_point(touch, screen), frame=screen)
+            if check.tap(touch, boxes, where):
+                flags["outside_boxes"] = True
+            return Action(type=ActionType.CLICK, point=unit.convert_point(touch, screen), frame=screen), flags
         return Action(
             type=ActionType.SCROLL,
             point=unit.convert_point(touch, screen),
             end_point=unit.convert_point(lift, screen),
             direction=direction_from_finger(touch, lift),
             frame=screen,
-        )
-    if kind == 3:
-        return Action(type=ActionType.TYPE, text=require(rec, "results/type_action", str, file, where))
-    if kind in _SIMPLE:
-        return Action(type=_SIMPLE[kind])
-    if kind in (10, 11):
-        return Action(type=ActionType.TERMINATE, status="success" if kind == 10 else "failure")
-    raise record_error(file, where, f"unknown results/action_type {kind}; AITW uses 3-7, 10, 11")
+        ), flags
+    action = _non_pointer_action(kind, lambda: require(rec, "results/type_action", str, file, where))
+    if action is None:
+        raise record_error(file, where, f"unknown results/action_type {kind}; AITW uses 3-7, 10, 11")
+    return action, flags
 
 
-def _a11y(rec: dict, screen: Frame, file: Path, where: str) -> list[A11yNode]:
-    flat = rec.get("image/ui_annotations_positions", [])
-    if not isinstance(flat, list) or len(flat) % 4:
-        raise record_error(file, where, "field 'image/ui_annotations_positions' must hold 4 numbers per element")
-    texts = rec.get("image/ui_annotations_text", [])
-    types = rec.get("image/ui_annotations_ui_types", [])
-    nodes = []
-    for j in range(len(flat) // 4):
-        y, x, h, w = numbers(flat[4 * j : 4 * j + 4], 4, file, where, "image/ui_annotations_positions")
-        x1, y1 = Frame.unit().convert_point((x, y), screen)
-        x2, y2 = Frame.unit().convert_point((x + w, y + h), screen)
-        role = types[j] if j < len(types) else "UNKNOWN"
-        nodes.append(A11yNode(id=str(j), role=str(role), text=texts[j] if j < len(texts) else "", box=(x1, y1, x2, y2)))
-    return nodes
-
-
-def load_aitw(file: str | Path, image_dir: str | Path | None = None) -> list[Episode]:
-    """AITW step records -> Episodes grouped by ``episode_id``, ordered by ``step_id``."""
-    file = Path(file)
+def _load_tfrecord(file: Path, records: list, image_dir, swap_check: str, skip: bool) -> list[Episode]:
     root = Path(image_dir) if image_dir is not None else file.parent
+    check = _SwapCheck(swap_check, file, "this file", "AITW's TFRecord layout has touch / lift [y, x] and "
+                       "ui_annotations_positions (y, x, h, w); for SeeClick's x-first file pass layout='seeclick'")
     grouped: dict[str, list[tuple[int, Step, str]]] = defaultdict(list)
-    for i, rec in enumerate(load_json_or_jsonl(file)):
+    skipped: dict[str, int] = defaultdict(int)
+    for i, rec in enumerate(records):
         where = f"record {i}"
         ep_id = str(require(rec, "episode_id", (str, int), file, where))
         step_id = require(rec, "step_id", int, file, where)
         where = f"record {i} (episode {ep_id} step {step_id})"
         size = (require(rec, "image/width", int, file, where), require(rec, "image/height", int, file, where))
-        shot = image_ref(root, require(rec, "image/path", str, file, where), file, where, size=size)
+        goal = require(rec, "goal_info", str, file, where)
+        shot = _image(root, require(rec, "image/path", str, file, where), file, where, size=size, skip=skip)
+        if shot is None:
+            skipped[ep_id] += 1
+            continue
         screen = Frame.screen(*size)
-        action = _action(rec, screen, file, where)
-        a11y = _a11y(rec, screen, file, where)
-        step = Step(
-            index=step_id, screenshot=shot, valid_actions=[action], action=action, a11y=a11y, a11y_frame=screen
-        )
-        grouped[ep_id].append((step_id, step, require(rec, "goal_info", str, file, where)))
+        boxes = _boxes_yxhw(rec.get("image/ui_annotations_positions", []), file, where,
+                            "image/ui_annotations_positions")
+        action, flags = _tf_action(rec, screen, boxes, check, file, where)
+        texts = rec.get("image/ui_annotations_text") or []
+        types = rec.get("image/ui_annotations_ui_types") or []
+        if not isinstance(texts, list) or not isinstance(types, list):
+            raise record_error(file, where, "fields 'image/ui_annotations_text' / '_ui_types' must be lists")
+        a11y = [
+            A11yNode(id=str(j), role=str(types[j]) if j < len(types) else "UNKNOWN",
+                     text=str(texts[j]) if j < len(texts) else "", box=_px_box(b, screen))
+            for j, b in enumerate(boxes)
+        ]
+        step = Step(index=step_id, screenshot=shot, valid_actions=[action], action=action, a11y=a11y,
+                    a11y_frame=screen, extra=flags)
+        grouped[ep_id].append((step_id, step, goal))
+    check.finish()
     episodes = []
     for ep_id, rows in grouped.items():
         rows.sort(key=lambda r: r[0])
         steps = [s.model_copy(update={"index": t}) for t, (_, s, _) in enumerate(rows)]
-        episodes.append(
-            Episode(
-                id=f"aitw_{ep_id}",
-                instruction=rows[0][2],
-                steps=steps,
-                source=f"aitw:{file.name}",
-                platform="mobile",
-                extra={"match_rule": "aitw"},
-            )
+        extra: dict = {"match_rule": "aitw", "layout": "tfrecord",
+                       "taps_outside_boxes": sum(bool(s.extra.get("outside_boxes")) for s in steps)}
+        if skip:
+            extra["skipped_missing_images"] = skipped.get(ep_id, 0)
+        episodes.append(Episode(id=f"aitw_{ep_id}", instruction=rows[0][2], steps=steps,
+                                source=f"aitw:{file.name}", platform="mobile", extra=extra))
+    return episodes
+
+
+# -- SeeClick layout -----------------------------------------------------------------------
+
+_SEECLICK_EXPECTED = (
+    "SeeClick's aitw_data_*.json has touch / lift x-first [x, y] and annot_position (y, x, h, w); "
+    "check how the file was made (for AITW's y-first TFRecord export pass layout='tfrecord')"
+)
+
+
+def _seeclick_action(raw: dict, screen: Frame, shot: ImageRef, boxes: list[NormBox], check: _SwapCheck,
+                     file: Path, where: str) -> tuple[Action, dict]:
+    kind = require(raw, "action_type_id", int, file, where)
+    flags: dict = {}
+    unit = Frame.unit()
+    if kind == 4:
+        text = require(raw, "action_type_text", str, file, where)
+        touch_raw = require(raw, "touch", list, file, where)
+        lift_raw = require(raw, "lift", list, file, where)
+        if text == "click":
+            touch = _normalised(touch_raw, "x", file, where, "touch", shot)
+            _normalised(lift_raw, "x", file, where, "lift", shot)
+            if check.tap(touch, boxes, where):
+                flags["outside_boxes"] = True
+            return Action(type=ActionType.CLICK, point=unit.convert_point(touch, screen), frame=screen), flags
+        if text in _SEECLICK_SCROLLS:
+            direction = _SEECLICK_SCROLLS[text]
+            if touch_raw == [-1, -1] or lift_raw == [-1, -1]:  # no path recorded: the direction only
+                return Action(type=ActionType.SCROLL, direction=direction), flags
+            touch = _normalised(touch_raw, "x", file, where, "touch", shot)
+            lift = _normalised(lift_raw, "x", file, where, "lift", shot)
+            if check.scroll(direction, touch, lift, where):
+                flags["finger_disagrees"] = True
+            return Action(type=ActionType.SCROLL, point=unit.convert_point(touch, screen),
+                          end_point=unit.convert_point(lift, screen), direction=direction, frame=screen), flags
+        raise record_error(
+            file, where, f"action_type_id 4 with action_type_text {text!r}; SeeClick's dual-point steps are "
+            f"{['click', *_SEECLICK_SCROLLS]}"
         )
+    action = _non_pointer_action(kind, lambda: require(raw, "type_text", str, file, where))
+    if action is None:
+        raise record_error(file, where, f"unknown action_type_id {kind}; AITW (and SeeClick) use 3-7, 10, 11")
+    return action, flags
+
+
+def _load_seeclick(file: Path, records: list, image_dir, swap_check: str, skip: bool) -> list[Episode]:
+    if len(records) != 1 or not isinstance(records[0], dict):
+        raise AdapterError(
+            f"{file}: SeeClick's AITW file is one JSON object of subsets ({', '.join(SEECLICK_SUBSETS)}), "
+            f"each a list of episodes (lists of steps); got {len(records)} records"
+        )
+    data = records[0]
+    m = re.fullmatch(r"aitw_data_(\w+)", file.stem)
+    split = m.group(1) if m else None
+    if image_dir is not None:
+        root, prefix = Path(image_dir), ""
+    else:
+        root = file.parent
+        prefix = "aitw_images/" if (file.parent / "aitw_images").is_dir() else ""
+    episodes: list[Episode] = []
+    empty = 0  # episodes left with no step by missing_images="skip"
+    for subset, subset_eps in data.items():
+        if not isinstance(subset_eps, list):
+            raise record_error(file, f"subset {subset}", f"must be a list of episodes (each a list of steps), "
+                               f"got {type(subset_eps).__name__}")
+        check = _SwapCheck(swap_check, file, f"subset {subset}", _SEECLICK_EXPECTED)
+        for j, ep in enumerate(subset_eps):
+            ewhere = f"subset {subset} episode {j}"
+            if not isinstance(ep, list) or not ep:
+                raise record_error(file, ewhere, f"must be a non-empty list of step objects, got {ep!r:.80}")
+            ep_id = str(require(ep[0], "ep_id", (str, int), file, f"{ewhere} step 0"))
+            ewhere = f"subset {subset} episode {j} (ep_id {ep_id})"
+            steps, goal, missing = [], None, 0
+            for t, raw in enumerate(ep):
+                swhere = f"{ewhere} step {t}"
+                sid = str(require(raw, "ep_id", (str, int), file, swhere))
+                if sid != ep_id:
+                    raise record_error(file, swhere, f"ep_id {sid!r} differs from the episode's {ep_id!r}")
+                step_goal = require(raw, "goal", str, file, swhere)
+                goal = goal or step_goal
+                name = require(raw, "img_filename", str, file, swhere)
+                shot = _image(root, prefix + (name if name.endswith(".png") else f"{name}.png"), file, swhere,
+                              skip=skip)
+                if shot is None:
+                    missing += 1
+                    continue
+                screen = Frame.screen(shot.width, shot.height)
+                boxes = _boxes_yxhw(raw.get("annot_position"), file, swhere, "annot_position")
+                action, flags = _seeclick_action(raw, screen, shot, boxes, check, file, swhere)
+                extra = {**flags, "action_type_text": raw.get("action_type_text")}
+                if "step" in raw:
+                    extra["step"] = raw["step"]
+                a11y = [A11yNode(id=str(k), role="UNKNOWN", box=_px_box(b, screen)) for k, b in enumerate(boxes)]
+                steps.append(Step(index=len(steps), screenshot=shot, valid_actions=[action], action=action,
+                                  a11y=a11y, a11y_frame=screen, extra=extra))
+            if not steps:
+                empty += 1
+                continue
+            extra = {
+                "match_rule": "aitw",
+                "layout": "seeclick",
+                "subset": subset,
+                "split": split,
+                "taps_outside_boxes": sum(bool(s.extra.get("outside_boxes")) for s in steps),
+                "scrolls_finger_disagrees": sum(bool(s.extra.get("finger_disagrees")) for s in steps),
+            }
+            if skip:
+                extra["skipped_missing_images"] = missing
+            episodes.append(Episode(id=f"aitw_{ep_id}", instruction=goal, steps=steps, source=f"aitw:{file.name}",
+                                    platform="mobile", task=str(subset), extra=extra))
+        check.finish()
+    if skip:
+        for ep in episodes:
+            ep.extra["skipped_empty_episodes"] = empty
+    return episodes
+
+
+# -- entry point ---------------------------------------------------------------------------
+
+
+def _detect(records: list, file: Path) -> str:
+    if len(records) == 1 and isinstance(records[0], dict) and records[0] and (
+        set(records[0]) & set(SEECLICK_SUBSETS)
+        or all(isinstance(v, list) and all(isinstance(e, list) for e in v[:3]) for v in records[0].values())
+    ):
+        return "seeclick"  # shape errors inside are reported by the SeeClick reader, naming the subset
+    if records and isinstance(records[0], dict) and "results/action_type" in records[0]:
+        return "tfrecord"
+    if not records:
+        return "tfrecord"
+    keys = sorted(records[0])[:8] if isinstance(records[0], dict) else type(records[0]).__name__
+    raise AdapterError(
+        f"{file}: cannot tell the AITW layout from record 0 ({keys}): expected SeeClick's "
+        "{subset: [[step, ...], ...]} object (aitw_data_*.json) or TFRecord-export step records with "
+        "'results/action_type'; pass layout='seeclick' or layout='tfrecord'"
+    )
+
+
+def _paths(files: str | Path | list[str | Path]) -> list[Path]:
+    if isinstance(files, (str, Path)) and Path(files).is_dir():
+        d = Path(files)
+        paths = sorted(d.glob("aitw_data_*.json")) or sorted([*d.glob("*.jsonl"), *d.glob("*.json")])
+        if not paths:
+            raise AdapterError(f"{d}: directory holds no aitw_data_*.json, *.json or *.jsonl annotation file")
+        return paths
+    return [Path(f) for f in (files if isinstance(files, list) else [files])]
+
+
+def load_aitw(
+    files: str | Path | list[str | Path],
+    image_dir: str | Path | None = None,
+    layout: str = "auto",
+    swap_check: str = "subset",
+    missing_images: str = "error",
+) -> list[Episode]:
+    """AITW annotation file(s) or directory -> Episodes (see the module doc for the layouts)."""
+    for name, value, allowed in (("layout", layout, LAYOUTS), ("swap_check", swap_check, SWAP_CHECKS),
+                                 ("missing_images", missing_images, MISSING_IMAGES)):
+        if value not in allowed:
+            raise ValueError(f"AITW {name} must be one of {allowed}, got {value!r}")
+    episodes: list[Episode] = []
+    for file in _paths(files):
+        records = load_json_or_jsonl(file)
+        kind = _detect(records, file) if layout == "auto" else layout
+        load = _load_seeclick if kind == "seeclick" else _load_tfrecord
+        episodes.extend(load(file, records, image_dir, swap_check, missing_images == "skip"))
     return episodes

@@ -118,7 +118,7 @@ def _read_manifest(path: Path) -> dict[str, Any]:
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
-        raise DataError(f"{path}:{err.lineno}: not valid JSON ({err.msg} at column {err.colno})") from None
+        raise DataError(f"{path}:{err.lineno}: not valid JSON (column {err.colno}: {err.msg})") from None
     if not isinstance(manifest, dict):
         raise DataError(f"{path}: must hold a JSON object with an 'episodes' field")
     episodes = manifest.get("episodes")
@@ -136,7 +136,7 @@ def _parse_step(line: str, where: str) -> StepRecord:
     try:
         record = json.loads(line)
     except json.JSONDecodeError as err:
-        raise DataError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
+        raise DataError(f"{where}: not valid JSON (column {err.colno}: {err.msg})") from None
     if not isinstance(record, dict):
         raise DataError(f"{where}: must be a JSON object (one explored step)")
     try:
