@@ -17,6 +17,7 @@ from pathlib import Path
 import datasets
 import pytest
 from PIL import Image
+from test_adapters_odyssey_aitw import _seeclick_data, _seeclick_file
 
 from guirl.cli import main
 from guirl.data.adapters import AdapterError, adapter_options, load_public, open_public
@@ -200,3 +201,15 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     err = _cli_error([*base, "--dataset-format", "mind2web", "--data", str(FIX / "mind2web"),
                       "--split", "test"], capsys)
     assert "drop --split" in err
+    odyssey["steps"][0]["screenshot"] = "od1_0.png"
+    odyssey["steps"][1]["action"] = "DANCE"
+    (tmp_path / "ann" / "od.json").write_text(json.dumps(odyssey))
+    err = _cli_error([*base, "--dataset-format", "gui_odyssey", "--data", str(tmp_path / "ann"),
+                      "--images", str(FIX / "gui_odyssey" / "screenshots")], capsys)
+    assert "od.json" in err and "step 1" in err and "unknown action 'DANCE'" in err
+    data = _seeclick_data()
+    for step in data["general"][0]:  # the subset written y-first
+        step["touch"], step["lift"] = step["touch"][::-1], step["lift"][::-1]
+    err = _cli_error([*base, "--dataset-format", "aitw", "--data", str(_seeclick_file(tmp_path / "aitw", data))],
+                     capsys)
+    assert "aitw_data_test.json" in err and "step 0" in err and "look swapped" in err
