@@ -108,3 +108,43 @@ def test_code_match_variant_by_hand():
     assert uis1_action_score(Action(type="swipe", direction="down"), swipe_gt, match="code") == 0.5
     with pytest.raises(ValueError, match="match"):
         uis1_action_score(near, box_gt, match="loose")
+
+
+def test_distance_rewards_give_a_click_inside_the_box_full_credit():
+    # box (100, 100, 300, 200) and point (200, 150) on a 1000 px screen; pred (290, 150) is in the box:
+    # d = 0 (distance to the box) -> r_dist = 1 -> ccpo 1.0, step 0.1 + 0.9 * (0.5 + 0.5 * 1) = 1.0
+    # (measured to the point it was d = 0.09 -> exp(-1.25) = 0.287 and 0.1 + 0.9 * 0.643 = 0.679)
+    both = Action(type="click", box=(100, 100, 300, 200), point=(200, 150), frame=SCREEN)
+    step = make_reward("uis1_step", coordinate_reward="distance", tau_min=0.04)
+    ccpo = make_reward("ccpo_distance", tau_min=0.04)
+    inside = [act({"action": "click", "coordinate": [290, 150]})]
+    assert step(inside, valid_actions=[[both]], output_frame=[SCREEN]) == pytest.approx([1.0])
+    assert ccpo(inside, valid_actions=[[both]], output_frame=[SCREEN]) == pytest.approx([1.0])
+    assert uis1_action_score(
+        Action(type="click", point=(290, 150), frame=SCREEN), both, coordinate_reward="distance"
+    ) == pytest.approx(1.0)
+    # outside the box the distance is to the box: (360, 150) is 0.06 right of x2 = 0.3
+    # -> exp(-(0.06 - 0.04) / 0.04) = exp(-0.5) (to the point, 0.16, it would be exp(-3))
+    outside = [act({"action": "click", "coordinate": [360, 150]})]
+    assert ccpo(outside, valid_actions=[[both]], output_frame=[SCREEN]) == pytest.approx([math.exp(-0.5)])
+    assert step(outside, valid_actions=[[both]], output_frame=[SCREEN]) == pytest.approx(
+        [0.1 + 0.9 * (0.5 + 0.5 * math.exp(-0.5))]
+    )
+    # a wrong type still scores nothing from the distance
+    assert ccpo(
+        [act({"action": "long_press", "coordinate": [290, 150], "time": 2})],
+        valid_actions=[[both]],
+        output_frame=[SCREEN],
+    ) == [0.0]
+
+
+def test_paper_mode_reads_a_swipe_path_against_a_direction():
+    # the uis1 format writes a swipe as coordinate -> coordinate2; finger (500, 300) -> (500, 700) moves
+    # down = content "up" (guirl's convention) -> full match against direction "up": 0.1 + 0.9 = 1.0
+    reward = make_reward("uis1_step")
+    up = Action(type="swipe", direction="up")
+    down_path = act({"action": "swipe", "coordinate": [500, 300], "coordinate2": [500, 700]})
+    up_path = act({"action": "swipe", "coordinate": [500, 700], "coordinate2": [500, 300]})
+    assert reward([down_path, up_path], valid_actions=[[up]] * 2, output_frame=[SCREEN] * 2) == pytest.approx(
+        [1.0, 0.55]
+    )

@@ -10,6 +10,7 @@ METHODS = {
     "curriculum": ("guirl.trainers.curriculum:CurriculumConfig", "guirl.trainers.curriculum:train_curriculum"),
     "grpo": ("guirl.trainers.grpo:GRPOConfig", "guirl.trainers.grpo:train_grpo"),
     "opd": ("guirl.trainers.opd:OPDConfig", "guirl.trainers.opd:train_opd"),
+    "semi_online": ("guirl.trainers.semi_online:SemiOnlineConfig", "guirl.trainers.semi_online:train_semi_online"),
     "pipeline": ("guirl.trainers.pipeline:PipelineConfig", "guirl.trainers.pipeline:train_pipeline"),
 }
 

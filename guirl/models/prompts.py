@@ -66,13 +66,17 @@ class PromptSpec:
     models, where every prompt token costs training time. ``reasoning``
     switches thinking on or off through the prompt (GUI-Libra trains on
     reasoning-then-action and direct-action samples; the switch tells the
-    model which one is wanted).
+    model which one is wanted). ``history_images`` and ``casc`` choose the
+    history builder (:func:`guirl.rollout.history.history_builder`) the
+    rollout, the trainers and the evaluation share.
     """
 
     fmt: str = DEFAULT_FORMAT
     style: Literal["full", "compact"] = "full"
     history_window: int = 3
     reasoning: bool | None = None  # ask for <think> first (True), forbid it (False), say nothing (None)
+    history_images: int = 0  # nAO: the last n shown steps keep their screenshots (0: nA, actions only)
+    casc: Literal["off", "max", "min"] = "off"  # CCPO's CASC: crop / drop history screenshots (rollout/casc.py)
 
     def save(self, model_dir: str | Path) -> None:
         (Path(model_dir) / PROMPT_SPEC_FILE).write_text(json.dumps(asdict(self), indent=1))
@@ -158,13 +162,16 @@ def build_messages(
     guidance: str | None = None,
     style: str = "full",
     reasoning: bool | None = None,
+    history_captions: Sequence[str | None] | None = None,
 ) -> tuple[list[Message], list[Image.Image]]:
     """Messages and images for one step.
 
     ``history`` holds every previous step, oldest first; only the last
     ``history_window`` appear (0 = none). ``history_images`` (same length as
     ``history``, entries may be None) adds a screenshot before each kept
-    step. ``frame`` is the coordinate frame the model should answer in
+    step; ``history_captions`` (same length; entries may be None) a line
+    after an image saying which part of the screen it shows (CASC crops,
+    :func:`guirl.rollout.casc.crop_caption`). ``frame`` is the coordinate frame the model should answer in
     (default: the format's). ``guidance`` is appended to the user turn.
     ``style`` selects the system prompt and ``reasoning`` adds the thinking
     switch (:class:`PromptSpec`).
@@ -176,6 +183,8 @@ def build_messages(
             f"history_images has {len(history_images)} entries but history has {len(history)}; pass one (or None) "
             "per history item"
         )
+    if history_captions is not None and len(history_captions) != len(history):
+        raise ValueError(f"history_captions has {len(history_captions)} entries but history has {len(history)}")
     if history_window < 0:
         raise ValueError(f"history_window must be >= 0, got {history_window}")
     start = max(0, len(history) - history_window) if history_window else len(history)
@@ -188,6 +197,9 @@ def build_messages(
             if image is not None:
                 content.append({"type": "image"})
                 images.append(image)
+                caption = history_captions[index] if history_captions is not None else None
+                if caption:
+                    content.append({"type": "text", "text": f"{caption}\n"})
             content.append({"type": "text", "text": f"Step {index + 1}: {history_line(history[index], fmt)}\n"})
     content.append({"type": "text", "text": "Current screenshot:\n"})
     content.append({"type": "image"})
@@ -214,6 +226,7 @@ def step_prompt(
     guidance: str | None = None,
     reasoning: bool | None = None,
     key: str | None = None,
+    history_captions: Sequence[str | None] | None = None,
 ) -> Prompt:
     """The :class:`Prompt` of one agent step, as ``spec`` says the policy is prompted.
 
@@ -224,6 +237,6 @@ def step_prompt(
     messages, images = build_messages(
         instruction, screenshot, history, fmt=spec.fmt, frame=frame, history_window=spec.history_window,
         history_images=history_images, guidance=guidance, style=spec.style,
-        reasoning=spec.reasoning if reasoning is None else reasoning,
+        reasoning=spec.reasoning if reasoning is None else reasoning, history_captions=history_captions,
     )
     return Prompt(messages, images, key)

@@ -49,6 +49,8 @@ class PolicyInput:
     step_index: int
     observation: Observation
     episode: dict[str, Any] = field(default_factory=dict)
+    #: where each cropped history image lies on its full screen (CASC; None: whole or no image)
+    history_crops: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -142,6 +144,7 @@ class ModelPolicy:
             history_images=inputs.history_images,
             style=spec.style,
             reasoning=spec.reasoning,
+            history_captions=self._captions(inputs, width, height),
         )
         episode = inputs.episode
         seed = self.seed + 1_000_003 * int(episode.get("seed") or 0) + 10_007 * int(episode.get("group") or 0)
@@ -154,6 +157,14 @@ class ModelPolicy:
             token_ids=completion.token_ids, logprobs=completion.logprobs,
             extra={"finish_reason": completion.finish_reason, "policy_version": completion.policy_version},
         )
+
+    def _captions(self, inputs: PolicyInput, width: int, height: int) -> list[str | None] | None:
+        """One line per cropped history image saying which part of the screen it shows (CASC)."""
+        if not any(inputs.history_crops):
+            return None
+        casc = importlib.import_module("guirl.rollout.casc")
+        frame = self.model.frame_for(width, height)
+        return [casc.crop_caption(c, frame) if c is not None else None for c in inputs.history_crops]
 
     @property
     def engine(self):

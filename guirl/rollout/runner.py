@@ -74,6 +74,15 @@ class Rollout:
     task: str | None = None
 
 
+def default_history(policy) -> HistoryBuilder:
+    """The history builder of a model policy's prompt spec; the last 3 outputs for any other policy."""
+    from guirl.models.prompts import PromptSpec
+    from guirl.rollout.history import history_builder
+
+    spec = getattr(getattr(policy, "model", None), "prompt", None)
+    return history_builder(spec) if isinstance(spec, PromptSpec) else WindowHistory()
+
+
 class EpisodeState:
     """One episode's progress, advanced by whoever owns the environment."""
 
@@ -104,6 +113,7 @@ class EpisodeState:
             frame=obs.frame,
             history=window.items,
             history_images=window.images,
+            history_crops=list(window.crops) or [None] * len(window.images),
             step_index=len(self.steps),
             observation=obs,
             episode=dict(self.episode_info, history_steps=window.step_indices),
@@ -181,7 +191,9 @@ class EpisodeRunner:
         policy: a Policy, any callable ``(PolicyInput) -> PolicyOutput | Action | str``,
             or ``"module:callable"``.
         max_steps: step limit per episode.
-        history: the history builder (default: last 3 outputs, no images).
+        history: the history builder (default: the one a model policy's prompt spec names,
+            :func:`guirl.rollout.history.history_builder`, so a model sees the history it was
+            trained with; last 3 outputs without images for other policies).
         action_format: registered format used to parse text answers (e.g. ``qwen_computer_use``).
         on_episode: called with every finished Rollout (e.g. ``TrajectoryRecorder.record``).
     """
@@ -198,7 +210,7 @@ class EpisodeRunner:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
         self.policy = as_policy(policy)
         self.max_steps = max_steps
-        self.history = history if history is not None else WindowHistory()
+        self.history = history if history is not None else default_history(self.policy)
         self.action_format = action_format
         self.on_episode = on_episode
 

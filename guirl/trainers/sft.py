@@ -1,8 +1,10 @@
 """SFT and action-aware SFT (GUI-Libra ASFT, METHODS.md section 4).
 
 Each recorded step becomes one example: the prompt is the step's chat
-messages (:func:`guirl.models.prompts.build_messages`: instruction, history
-window, screenshot), the target is the step's action written in the model's
+messages (:func:`guirl.rollout.history.window_prompt`, the prompt builder
+rollout and evaluation use: instruction, the history window of the
+configured builder - nA, nAO with screenshots, or CASC - and the
+screenshot), the target is the step's action written in the model's
 output format and coordinate frame, optionally preceded by its reasoning in
 ``<think>...</think>``. GUI-Libra mixes reasoning-then-action samples with
 direct-action copies (reasoning removed): ``direct_fraction`` of the steps
@@ -36,7 +38,8 @@ from guirl.algorithms.sft import asft_spans, asft_token_weights, weighted_cross_
 from guirl.data.io import read_episodes
 from guirl.data.schema import Episode, Step, StepLabel
 from guirl.models.guidance import Guidance
-from guirl.models.prompts import PromptSpec, build_messages, written_action
+from guirl.models.prompts import PromptSpec, written_action
+from guirl.rollout.history import history_builder, recorded_past, shows_images, window_prompt
 from guirl.trainers.core import TrainerConfig
 
 _COORD_KEY = re.compile(r"[\"'](?:coordinate2?|point_2d|position|end_position|point)[\"']\s*:\s*")
@@ -48,7 +51,9 @@ class SFTConfig(TrainerConfig):
     eval_data: str | None = Field(None, description="held-out episodes .jsonl for periodic evaluation")
     eval_samples: int = Field(64, gt=0, description="held-out steps evaluated each time")
     format: str = Field("qwen_computer_use", description="output format the model writes (registered name)")
-    history_window: int = Field(0, ge=0, description="previous steps shown in the prompt (nAO history)")
+    history_window: int = Field(0, ge=0, description="previous steps shown in the prompt (nA / nAO history)")
+    history_images: int = Field(0, ge=0, description="the last n shown steps keep their screenshots (nAO; 0: nA)")
+    casc: Literal["off", "max", "min"] = Field("off", description="CCPO CASC history compression (rollout/casc.py)")
     prompt_style: Literal["full", "compact"] = Field("full", description="system prompt: full, or one line for tiny models")
     reasoning_switch: bool = Field(
         False, description="tell the model in the prompt whether to think (on for samples with reasoning, off for direct ones)"
@@ -182,24 +187,33 @@ def token_weights(offsets, text: str, cfg: SFTConfig) -> list[float]:
     ).tolist()
 
 
+def prompt_spec(cfg: SFTConfig) -> PromptSpec:
+    """How the SFT model is prompted (saved with it, so rollout and evaluation prompt it the same way)."""
+    return PromptSpec(fmt=cfg.format, style=cfg.prompt_style, history_window=cfg.history_window,
+                      reasoning=False if cfg.reasoning_switch else None, history_images=cfg.history_images,
+                      casc=cfg.casc)
+
+
 class SFTCollator:
     """Screenshots + chat-templated prompts -> model inputs, labels and ASFT weights."""
 
     def __init__(self, processor, frame_for, cfg: SFTConfig):
         self.processor, self.frame_for, self.cfg = processor, frame_for, cfg
+        self.spec = prompt_spec(cfg)
         self.tokenizer = processor.tokenizer
         self.end_ids = self.tokenizer("<|im_end|>\n", add_special_tokens=False)["input_ids"]
 
     def encode(self, ex: Example) -> dict[str, Any]:
         image = Image.open(ex.root / ex.step.screenshot.path).convert("RGB")
         frame = self.frame_for(*image.size)
-        history = ex.step.history[-self.cfg.history_window :] if self.cfg.history_window else []
-        messages, images = build_messages(
-            ex.step.instruction or ex.episode.instruction, image, history, fmt=self.cfg.format,
-            frame=frame, history_window=self.cfg.history_window, style=self.cfg.prompt_style,
+        spec = self.spec
+        past = recorded_past(ex.episode, ex.step, ex.root, images=spec.history_window if shows_images(spec) else 0)
+        prompt = window_prompt(
+            spec, frame, ex.step.instruction or ex.episode.instruction, image, history_builder(spec)(past),
             reasoning=bool(ex.reasoning) if self.cfg.reasoning_switch else None,
             guidance=Guidance(ex.guidance).text(self.cfg.format, frame) if ex.guidance else None,
         )
+        messages, images = prompt.messages, prompt.images
         prompt = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         prompt_inputs = self.processor(text=[prompt], images=images, return_tensors="pt")
         text = target_text(ex, self.cfg.format, frame)
@@ -282,8 +296,7 @@ def train_sft(cfg: SFTConfig) -> dict[str, Any]:
     torch.manual_seed(cfg.seed)
     lora = default_lora_config(rank=cfg.lora_rank, alpha=2 * cfg.lora_rank) if cfg.lora_rank else None
     policy = load_policy(cfg.model, lora=lora)
-    policy.prompt = PromptSpec(fmt=cfg.format, style=cfg.prompt_style, history_window=cfg.history_window,
-                               reasoning=False if cfg.reasoning_switch else None)
+    policy.prompt = prompt_spec(cfg)
     if lora is None:
         policy.model.requires_grad_(True)
     if cfg.gradient_checkpointing:
