@@ -1,22 +1,32 @@
 """What CASC does to semi-online RL's prompts and steps: 1AO..4AO x CASC off / MAX / MIN on the same data.
 
-    python benchmarks/ccpo_casc.py [--n 1 2 3 4] [--casc off max min] [--steps 4] [--out runs/bench-casc]
+    python benchmarks/ccpo_casc.py [--n 1 2 3 4] [--casc off max min] [--preset coarse hd] [--steps 4]
+                                   [--episodes 40] [--out runs/bench-casc]
 
-Every configuration runs ``guirl train semi_online`` (``recipes/ccpo_semi_online_tiny.yaml``, the shipped base
-agent, built-in-world trajectories of data seed 3) for ``--steps`` optimiser steps in a subprocess of its own (so
-its peak RSS is its own), with the same seed, hence the same drawn trajectories. Reported per configuration:
-prompt tokens per step sample (image tokens separately, from the processor's token types), history images per
-sample, the compression rate against CASC off at the same n, the mean training-step time (rollout + scoring +
-update, the first step left out as warm-up) and the peak RSS. The token growth from 1AO to 3AO is printed for
-each CASC mode (CCPO: +4% with CASC, +41% without). Resumable: finished configurations are read back from
-``--out/results.json``.
+Two measurements per screen preset (``coarse``: the base agent's 512-pixel screens; ``hd``: 1080x2400 phones and
+1920x1200 desktops):
+
+- **recorded prompts**: every step of the first ``--episodes`` recorded trajectories (data seed 3) with its expert
+  history, the prompt SFT and evaluation build for each history scheme (no model in the loop; CASC's ROI from the
+  annotated points): tokens per prompt, image tokens, images, and the image tokens Qwen2.5-VL's default pixel
+  budget spends on the same images (the tiny processor resizes every image to at most 256 x 256 pixels, so its
+  own counts show what a dropped image saves, not what a crop saves);
+- **training**: ``guirl train semi_online`` (``recipes/ccpo_semi_online_tiny.yaml``, the shipped base agent) for
+  ``--steps`` optimiser steps per configuration, each in a subprocess of its own (its peak RSS is its own), with
+  the same seed and so the same drawn trajectories: tokens per step sample, the mean step time (rollout + scoring
+  + update, the first step left out as warm-up), speed against CASC off, peak RSS and the match rate.
+
+The token growth from 1AO to 3AO is printed per CASC mode (CCPO: +4% with CASC, +41% without). Resumable:
+finished configurations are read back from ``--out/results.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -25,26 +35,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def ensure_data(out: Path, seed: int = 3) -> Path:
+def ensure_data(out: Path, preset: str, seed: int = 3) -> Path:
     from guirl.envs.sim import generate_dataset
 
-    path = out / f"sim-seed{seed}"
+    path = out / f"sim-{preset}-seed{seed}"
     if not (path / "manifest.json").is_file():
-        generate_dataset(out_dir=str(path), seed=seed)
+        generate_dataset(out_dir=str(path), seed=seed, preset=preset)
     return path / "trajectories" / "train.jsonl"
 
 
-def run_one(n: int, casc: str, steps: int, data: Path, out: Path) -> dict:
+def run_one(n: int, casc: str, steps: int, data: Path, out: Path, preset: str) -> dict:
     """One configuration, in this process: train ``steps`` steps; tokens, step time, peak RSS."""
     import time
 
     from guirl.config import load_config
     from guirl.trainers.semi_online import SemiOnlineConfig, train_semi_online
 
-    run = out / f"n{n}-{casc}"
+    run = out / f"{preset}-n{n}-{casc}"
     cfg = load_config(SemiOnlineConfig, ROOT / "recipes" / "ccpo_semi_online_tiny.yaml", [
         f"history_window={n}", f"history_images={n}", f"casc={casc}", f"max_steps={steps}", "save_every=0",
-        "log_every=1", "report_to=[]", f"output_dir={run}", f"train_data=[{data}]", "overwrite=true"])
+        "log_every=1", "report_to=[]", f"output_dir={run}", f"train_data=[{data}]"])
+    shutil.rmtree(run, ignore_errors=True)  # a configuration counts only when it finished (results.json)
     t0 = time.perf_counter()
     train_semi_online(cfg)
     wall = time.perf_counter() - t0
@@ -58,58 +69,131 @@ def run_one(n: int, casc: str, steps: int, data: Path, out: Path) -> dict:
     return {
         "n": n, "casc": casc, "steps": len(rows), "wall_s": wall,
         "tokens": mean("prompts/tokens_mean"), "image_tokens": mean("prompts/image_tokens_mean"),
+        "qwen25vl_image_tokens": mean("prompts/qwen25vl_image_tokens_mean"),
+        "text_tokens": mean("prompts/tokens_mean") - mean("prompts/image_tokens_mean"),
         "images": mean("prompts/images_mean"), "samples_per_step": statistics.mean(weights),
         "step_s": statistics.mean(step_s), "match_rate": mean("rollout/match_rate"),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
 
+def recorded_tokens(preset: str, n: int, casc: str, data: Path, episodes: int) -> dict:
+    """Prompt tokens of every step of the first ``episodes`` recorded trajectories with their expert history
+    (no model: the prompts SFT and evaluation build; CASC's ROI from the annotated points only)."""
+    from guirl.data.io import read_episodes
+    from guirl.eval.steps import recorded_prompt
+    from guirl.models.prompts import PromptSpec
+    from guirl.models.scoring import encode_prompt
+    from guirl.rollout.casc import image_tokens
+
+    policy = _policy()
+    spec = PromptSpec(fmt=policy.prompt.fmt, style=policy.prompt.style, history_window=n, history_images=n, casc=casc)
+    tokens = image = qwen = images = steps = 0
+    for ep in read_episodes(data)[:episodes]:
+        for step in ep.steps:
+            prompt, _ = recorded_prompt(spec, policy.frame_for, ep, step, data.parent)
+            enc = encode_prompt(policy.processor, prompt)
+            tokens += len(enc.input_ids)
+            image += sum(enc.mm_token_type_ids)
+            qwen += sum(image_tokens(im.size) for im in prompt.images)
+            images += len(prompt.images)
+            steps += 1
+    return {"tokens": tokens / steps, "image_tokens": image / steps, "qwen25vl_image_tokens": qwen / steps,
+            "images": images / steps, "steps": steps}
+
+
+@functools.cache
+def _policy():
+    from guirl.models.load import load_policy
+
+    return load_policy(ROOT / "checkpoints" / "base-agent-tiny")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, nargs="+", default=[1, 2, 3, 4], help="n of nAO")
     ap.add_argument("--casc", nargs="+", default=["off", "max", "min"], choices=["off", "max", "min"])
+    ap.add_argument("--preset", nargs="+", default=["coarse", "hd"], choices=["coarse", "realistic", "hd"],
+                    help="built-in-world screen sizes (coarse: 512 px, the base agent's; hd: 1080x2400 phones)")
     ap.add_argument("--steps", type=int, default=4, help="optimiser steps per configuration")
     ap.add_argument("--out", default="runs/bench-casc")
-    ap.add_argument("--one", nargs=2, metavar=("N", "CASC"), help=argparse.SUPPRESS)
+    ap.add_argument("--episodes", type=int, default=40, help="recorded trajectories of the token count")
+    ap.add_argument("--one", nargs=3, metavar=("PRESET", "N", "CASC"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    data = ensure_data(out)
     if args.one:
-        print("RESULT " + json.dumps(run_one(int(args.one[0]), args.one[1], args.steps, data, out)))
+        preset, n, casc = args.one[0], int(args.one[1]), args.one[2]
+        result = run_one(n, casc, args.steps, ensure_data(out, preset), out, preset)
+        print("RESULT " + json.dumps(result))
         return 0
     path = out / "results.json"
     results = json.loads(path.read_text()) if path.is_file() else {}
-    for n in args.n:
+    for preset in args.preset:
+        for n in args.n:
+            for casc in args.casc:
+                key = f"{preset}-n{n}-{casc}-steps{args.steps}"
+                if key in results:
+                    continue
+                proc = subprocess.run([sys.executable, __file__, "--one", preset, str(n), casc, "--steps",
+                                       str(args.steps), "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
+                line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+                if proc.returncode or not line:
+                    print(proc.stderr[-2000:], file=sys.stderr)
+                    return proc.returncode or 1
+                results[key] = json.loads(line[-1][len("RESULT "):])
+                path.write_text(json.dumps(results, indent=1))
+                r = results[key]
+                print(f"{key}: {r['tokens']:.0f} tokens ({r['image_tokens']:.0f} image; Qwen2.5-VL budget "
+                      f"{r['qwen25vl_image_tokens']:.0f}), {r['step_s']:.1f} s/step", flush=True)
+    for preset in args.preset:
+        for n in args.n:
+            for casc in args.casc:
+                key = f"recorded-{preset}-n{n}-{casc}-ep{args.episodes}"
+                if key not in results:
+                    results[key] = recorded_tokens(preset, n, casc, ensure_data(out, preset), args.episodes)
+                    path.write_text(json.dumps(results, indent=1))
+        print(f"\n{preset} screens, every step of {args.episodes} recorded trajectories with their expert history "
+              f"(tokens per prompt)")
+        print(f"{'config':>8} {'tokens':>7} {'image':>6} {'imgs':>5} {'vs off':>7} {'Qwen2.5':>8} {'vs off':>7}")
+        for n in args.n:
+            off = results[f"recorded-{preset}-n{n}-off-ep{args.episodes}"]
+            for casc in args.casc:
+                r = results[f"recorded-{preset}-n{n}-{casc}-ep{args.episodes}"]
+                rel = casc != "off"
+                comp = f"{r['tokens'] / off['tokens'] - 1:+.0%}" if rel else ""
+                qcomp = f"{r['qwen25vl_image_tokens'] / off['qwen25vl_image_tokens'] - 1:+.0%}" if rel else ""
+                print(f"{n}AO-{casc:>3} {r['tokens']:7.0f} {r['image_tokens']:6.0f} {r['images']:5.2f} {comp:>7} "
+                      f"{r['qwen25vl_image_tokens']:8.0f} {qcomp:>7}")
         for casc in args.casc:
-            key = f"n{n}-{casc}-steps{args.steps}"
-            if key in results:
-                continue
-            proc = subprocess.run([sys.executable, __file__, "--one", str(n), casc, "--steps", str(args.steps),
-                                   "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
-            line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
-            if proc.returncode or not line:
-                print(proc.stderr[-2000:], file=sys.stderr)
-                return proc.returncode or 1
-            results[key] = json.loads(line[-1][len("RESULT "):])
-            path.write_text(json.dumps(results, indent=1))
-            r = results[key]
-            print(f"{key}: {r['tokens']:.0f} tokens ({r['image_tokens']:.0f} image), {r['step_s']:.1f} s/step",
-                  flush=True)
-    print(f"\n{'config':>8} {'tokens':>8} {'image':>7} {'imgs':>5} {'vs off':>7} {'step s':>7} {'vs off':>7} "
-          f"{'RSS MB':>7} {'match':>6}")
-    for n in args.n:
-        off = results.get(f"n{n}-off-steps{args.steps}")
+            a = results.get(f"recorded-{preset}-n1-{casc}-ep{args.episodes}")
+            b = results.get(f"recorded-{preset}-n3-{casc}-ep{args.episodes}")
+            if a and b:
+                print(f"token growth 1AO -> 3AO, CASC {casc}: {b['tokens'] / a['tokens'] - 1:+.0%} "
+                      f"(Qwen2.5-VL image budget: {b['qwen25vl_image_tokens'] / a['qwen25vl_image_tokens'] - 1:+.0%})")
+    for preset in args.preset:
+        print(f"\n{preset} screens, semi-online training, {args.steps} steps per configuration; tokens per step sample")
+        print(f"{'config':>8} {'tokens':>7} {'text':>6} {'image':>6} {'imgs':>5} {'vs off':>7} {'Qwen2.5':>8} "
+              f"{'vs off':>7} {'step s':>7} {'speed':>6} {'RSS MB':>7} {'match':>6}")
+        for n in args.n:
+            off = results.get(f"{preset}-n{n}-off-steps{args.steps}")
+            for casc in args.casc:
+                r = results.get(f"{preset}-n{n}-{casc}-steps{args.steps}")
+                if r is None:
+                    continue
+                rel = off is not None and casc != "off"
+                comp = f"{r['tokens'] / off['tokens'] - 1:+.0%}" if rel else ""
+                qcomp = f"{r['qwen25vl_image_tokens'] / off['qwen25vl_image_tokens'] - 1:+.0%}" if rel else ""
+                speed = f"{off['step_s'] / r['step_s']:.2f}x" if rel else ""
+                print(f"{n}AO-{casc:>3} {r['tokens']:7.0f} {r['text_tokens']:6.0f} {r['image_tokens']:6.0f} "
+                      f"{r['images']:5.2f} {comp:>7} {r['qwen25vl_image_tokens']:8.0f} {qcomp:>7} {r['step_s']:7.2f} "
+                      f"{speed:>6} {r['peak_rss_mb']:7.0f} {r['match_rate']:6.3f}")
         for casc in args.casc:
-            r = results[f"n{n}-{casc}-steps{args.steps}"]
-            comp = f"{r['tokens'] / off['tokens'] - 1:+.0%}" if off and casc != "off" else ""
-            speed = f"{off['step_s'] / r['step_s']:.2f}x" if off and casc != "off" else ""
-            print(f"{n}AO-{casc:>3} {r['tokens']:8.0f} {r['image_tokens']:7.0f} {r['images']:5.2f} {comp:>7} "
-                  f"{r['step_s']:7.2f} {speed:>7} {r['peak_rss_mb']:7.0f} {r['match_rate']:6.3f}")
-    for casc in args.casc:
-        a, b = results.get(f"n1-{casc}-steps{args.steps}"), results.get(f"n3-{casc}-steps{args.steps}")
-        if a and b:
-            print(f"token growth 1AO -> 3AO, CASC {casc}: {b['tokens'] / a['tokens'] - 1:+.0%}")
+            a = results.get(f"{preset}-n1-{casc}-steps{args.steps}")
+            b = results.get(f"{preset}-n3-{casc}-steps{args.steps}")
+            if a and b:
+                print(f"token growth 1AO -> 3AO, CASC {casc}: {b['tokens'] / a['tokens'] - 1:+.0%} "
+                      f"(Qwen2.5-VL image budget: {b['qwen25vl_image_tokens'] / a['qwen25vl_image_tokens'] - 1:+.0%})")
     return 0
 
 

@@ -3,7 +3,8 @@
     python benchmarks/rl_recipes.py [--recipes litegui_mdgrpo_tiny guilibra_kl_grpo_sngs_tiny infigui_rloo_tiny]
                                     [--seeds 0 1 2] [--out runs/bench-rl] [--samples 120] [key=value ...]
 
-For every recipe and training seed it runs ``guirl train grpo --config recipes/<recipe>.yaml`` (as a
+For every recipe and training seed it runs ``guirl train <method> --config recipes/<recipe>.yaml`` (the method
+its first line names: ``grpo``, ``semi_online``; as a
 subprocess: its wall time and peak RSS are its own) on built-in-world states of data seed 3, then
 evaluates the final model greedily (batched engine) on held-out data of seed 7 (the base agent
 trained on seed 0): multi-step steps of trained task families (``steps_unseen_seeds``), of unseen
@@ -69,12 +70,20 @@ def train(recipe: str, seed: int, out: Path, data: Path, overrides: list[str]) -
     import resource
 
     run = out / f"{recipe}{'-' + overrides_tag(overrides) if overrides else ''}-seed{seed}"
-    cmd = [sys.executable, "-m", "guirl", "train", "grpo", "--config", str(ROOT / "recipes" / f"{recipe}.yaml"),
+    cmd = [sys.executable, "-m", "guirl", "train", recipe_method(recipe), "--config", str(ROOT / "recipes" / f"{recipe}.yaml"),
            f"output_dir={run}", f"seed={seed}", "report_to=[]", *_data_overrides(recipe, data), *overrides]
     start = time.perf_counter()
     subprocess.run(cmd, check=True, cwd=ROOT)
     wall = time.perf_counter() - start
     return {"run": str(run), "wall_s": wall, "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
+def recipe_method(recipe: str) -> str:
+    """The trainer a recipe names in its first line (``# guirl train <method> --config ...``)."""
+    import re
+
+    found = re.search(r"guirl train (\w+)", (ROOT / "recipes" / f"{recipe}.yaml").read_text())
+    return found.group(1) if found else "grpo"
 
 
 def overrides_tag(overrides: list[str]) -> str:
@@ -97,6 +106,8 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=120, help="held-out steps per split")
     parser.add_argument("--episodes", type=int, default=4, help="sim episodes per trained task family")
     parser.add_argument("--tag", default="", help="name of this variant in the results (with overrides)")
+    parser.add_argument("--base", default=str(ROOT / "checkpoints" / "base-agent-tiny"),
+                        help="starting model the recipes train from (model=...) and the reference row")
     parser.add_argument("overrides", nargs="*", help="key=value applied to every recipe")
     args = parser.parse_args()
     out = Path(args.out)
@@ -105,15 +116,20 @@ def main() -> None:
     results = json.loads(results_path.read_text()) if results_path.is_file() else {}
     train_data, eval_data = ensure_data(out, 3), ensure_data(out, 7)
     if "base" not in results:
-        results["base"] = evaluate_model(ROOT / "checkpoints" / "base-agent-tiny", eval_data, args.samples, args.episodes)
+        results["base"] = evaluate_model(Path(args.base), eval_data, args.samples, args.episodes)
+        results["base_model"] = args.base
         results_path.write_text(json.dumps(results, indent=1))
+    elif results.get("base_model", str(ROOT / "checkpoints" / "base-agent-tiny")) != args.base:
+        raise SystemExit(f"{results_path} holds results from base model {results.get('base_model')}; "
+                         f"use another --out for --base {args.base}")
     for recipe in args.recipes:
         name = recipe + (f"[{args.tag}]" if args.tag else "")
         for seed in args.seeds:
             key = f"{name}/seed{seed}"
             if key in results:
                 continue
-            info = train(recipe, seed, out, train_data, args.overrides)
+            overrides = args.overrides + ([f"model={args.base}"] if args.base != parser.get_default("base") else [])
+            info = train(recipe, seed, out, train_data, overrides)
             info["scores"] = evaluate_model(Path(info["run"]) / "final", eval_data, args.samples, args.episodes)
             results[key] = info
             results_path.write_text(json.dumps(results, indent=1))
@@ -126,7 +142,7 @@ def print_table(results: dict, samples: int) -> None:
     print(f"\nheld-out step success, n = {samples} steps per split (episode success: sim episodes); "
           "mean +- std over seeds")
     print(f"{'recipe':<44} {'split':<20} {'base':>6} {'after':>15} {'delta':>7} {'seeds':>5} {'wall min':>8}")
-    names = sorted({k.split('/')[0] for k in results if k != "base"})
+    names = sorted({k.split('/')[0] for k in results if k not in ("base", "base_model")})
     for name in names:
         runs = [v for k, v in results.items() if k.split("/")[0] == name]
         wall = statistics.mean(r["wall_s"] for r in runs) / 60

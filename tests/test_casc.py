@@ -181,10 +181,11 @@ def test_action_points_follow_the_action_frame():
 
 def test_caption_names_the_full_screen_region():
     crop = ImageCrop((316, 976, 764, 1424), PHONE)
-    assert crop_caption(crop) == "[crop of 316,976,764,1424 of the 1080x2400 screen]"
-    assert crop_caption(crop, Frame.relative(1000)) == "[crop of 293,407,707,593 of the screen, coordinates 0-1000]"
-    resized = Frame.resized(*PHONE)
-    assert crop_caption(crop, resized).endswith(f"of the {resized.width}x{resized.height} screenshot]")
+    assert crop_caption(crop) == "[crop 316,976,764,1424]"
+    assert crop_caption(crop, Frame.relative(1000)) == "[crop 293,407,707,593 of 0-1000]"
+    resized = Frame.resized(*PHONE)  # the corners in the resized image the model sees (and writes points in)
+    x1, y1 = crop.frame.convert_point((316, 976), resized)
+    assert crop_caption(crop, resized).startswith(f"[crop {round(x1)},{round(y1)},")
 
 
 # -- the history builder --------------------------------------------------------------------------------------------

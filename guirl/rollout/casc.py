@@ -18,7 +18,9 @@ A cropped history image keeps its box on the full screen
 history text still refer to the full screen, and map to and from the crop
 exactly (crop pixel ``(u, v)`` is screen pixel ``(x1 + u, y1 + v)``).
 :func:`crop_caption` is a one-line caption a prompt builder can put next to a
-cropped image ("[crop of 120,840,568,1288 of the 1080x2400 screen]").
+cropped image ("[crop 120,840,568,1288]": the crop's corners in the frame the model writes, so a
+point it reads off the crop maps back by one addition; short, since a tiny tokenizer spends a token per
+digit).
 
 Pieces
 ------
@@ -277,11 +279,9 @@ def points_in_pixels(points: Iterable[Point], frame: Frame, screen_size: tuple[i
 
 
 def crop_caption(crop: ImageCrop, frame: Frame | None = None) -> str:
-    """Which full-screen region a cropped history image shows, in ``frame`` (default screen pixels).
-
-    ``[crop of 120,840,568,1288 of the 1080x2400 screen]``; in a resized frame
-    ``... of the 756x1680 screenshot]``; in a relative frame ``... of the screen, coordinates 0-1000]``.
-    """
+    """Which full-screen region a cropped history image shows, as its corners in ``frame`` (default
+    screen pixels, the frame the model writes coordinates in): ``[crop 120,840,568,1288]``; in a
+    relative frame ``[crop 111,350,526,537 of 0-1000]``."""
     x1, y1, x2, y2 = crop.box
     if frame is None or (frame.kind == "screen" and frame.width is None):
         frame = crop.frame
@@ -290,9 +290,8 @@ def crop_caption(crop: ImageCrop, frame: Frame | None = None) -> str:
     corners = ",".join(str(round(c)) for c in (*a, *b))
     if frame.kind == "relative":
         scale = int(frame.scale) if float(frame.scale).is_integer() else frame.scale  # type: ignore[arg-type]
-        return f"[crop of {corners} of the screen, coordinates 0-{scale}]"
-    noun = "screen" if frame.kind == "screen" else "screenshot"
-    return f"[crop of {corners} of the {frame.width}x{frame.height} {noun}]"
+        return f"[crop {corners} of 0-{scale}]"
+    return f"[crop {corners}]"
 
 
 def window_captions(window: HistoryWindow, frame: Frame | None = None) -> list[str | None]:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import torch
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from guirl.data.schema import Episode
 from guirl.trainers.grpo import GRPOConfig, heldout_evaluator, load_rl_policy, save_final
@@ -56,6 +56,11 @@ class SemiOnlineConfig(GRPOConfig):
     match_rule: str = Field("uis1", description="point rule deciding a match (guirl.eval.matching)")
     value_rule: str = Field("substring", description="text rule deciding a match (UI-S1: substring)")
     direction_rule: str = Field("exact", description="scroll direction rule deciding a match")
+
+    @field_validator("casc", mode="before")
+    @classmethod
+    def _casc_off(cls, value):
+        return "off" if value is False else value  # YAML reads a bare `off` as false
 
 
 @dataclass
@@ -153,7 +158,7 @@ class SemiOnlineSampler:
             live = [r for r in rollouts if not r.done]
             if not live:
                 break
-            prompts, frames, steps = [], [], []
+            prompts, frames, steps, sizes = [], [], [], []
             for r in live:
                 rec = drawn[r.group]
                 position = r.obs.info["position"]
@@ -162,6 +167,7 @@ class SemiOnlineSampler:
                 prompt = window_prompt(policy.prompt, frame, r.obs.instruction, r.obs.screenshot, r.builder(r.past),
                                        key=f"{rec.key}/{recorded.index}")
                 prompts.append(encode_prompt(policy.processor, prompt))
+                sizes.append([im.size for im in prompt.images])
                 frames.append(frame)
                 steps.append(recorded)
                 if stores[r.group] is not None:
@@ -177,7 +183,8 @@ class SemiOnlineSampler:
             per = {k: [c[k] for c in columns] for k in columns[0]}
             per["completion_ids"] = [group[0].token_ids for group in outputs]
             totals, named, _ = self.rewards(texts, per)
-            for r, prompt, frame, (c,), total, parts in zip(live, prompts, frames, outputs, totals, named, strict=True):
+            for r, prompt, frame, (c,), total, parts, image_sizes in zip(live, prompts, frames, outputs, totals, named,
+                                                                          sizes, strict=True):
                 action = parse_action(c.text, policy.prompt.fmt, frame)
                 if action:
                     try:
@@ -192,7 +199,8 @@ class SemiOnlineSampler:
                 r.samples.append(Sample(prompt, c.token_ids, c.logprobs, c.policy_version, drawn[r.group].key, c.text,
                                         c.finish_reason, trajectory_id=f"{drawn[r.group].key}/{r.member}",
                                         step_index=t, rewards=parts, reward=total,
-                                        extra={"matched": matched, "patched": bool(info.get("patched"))}))
+                                        extra={"matched": matched, "patched": bool(info.get("patched")),
+                                               "image_sizes": image_sizes}))
                 r.matched.append(matched)
                 shown = info.get("history_action", action if action else None)
                 r.past.append(PastStep(t, screenshot, shown if shown else None,
@@ -205,6 +213,7 @@ class SemiOnlineSampler:
     def score(self, rollouts: list[Rollout]) -> tuple[list, dict[str, float]]:
         """The semi-online advantage over ``[rollouts, steps]``; every step Sample gets its own."""
         from guirl.algorithms import get_adv_est
+        from guirl.rollout.casc import image_tokens
 
         cfg = self.cfg
         width = max(len(r.samples) for r in rollouts)
@@ -234,6 +243,10 @@ class SemiOnlineSampler:
             "prompts/tokens_mean": sum(len(s.prompt.input_ids) for s in samples) / max(1, len(samples)),
             "prompts/image_tokens_mean": sum(sum(s.prompt.mm_token_type_ids) for s in samples) / max(1, len(samples)),
             "prompts/images_mean": sum(s.prompt.num_images for s in samples) / max(1, len(samples)),
+            # what Qwen2.5-VL's default pixel budget would spend on the same images (the tiny processor caps
+            # every image at 256 x 256 pixels, so its own counts cannot show what a crop saves)
+            "prompts/qwen25vl_image_tokens_mean": sum(sum(image_tokens(z) for z in s.extra["image_sizes"])
+                                                      for s in samples) / max(1, len(samples)),
             "completions/clipped_frac": sum(s.finish_reason == "length" for s in samples) / max(1, len(samples)),
         }
         return samples, metrics

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 import torch
 from PIL import Image
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from guirl.actions import Action, get_format
 from guirl.algorithms.sft import asft_spans, asft_token_weights, weighted_cross_entropy
@@ -77,6 +77,11 @@ class SFTConfig(TrainerConfig):
         description="block shapes of the guided copies: single (one reference of A*_t, the target) or multi "
         "(all of A*_t, target the recorded action); Most-Matched-GT has the single shape",
     )
+
+    @field_validator("casc", mode="before")
+    @classmethod
+    def _casc_off(cls, value):
+        return "off" if value is False else value  # YAML reads a bare `off` as false
 
 
 @dataclass
