@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from guirl.commands.train import METHODS, _resolve
+from guirl.commands.train import METHODS, resolve_method
 from guirl.config import load_config
 
 RECIPES = sorted((Path(__file__).resolve().parents[1] / "recipes").glob("*.yaml"))
@@ -25,7 +25,7 @@ def test_recipe_loads(path):
     assert found, f"{path.name} must say how to run it ('guirl train <method> --config ...')"
     method = found.group(1)
     assert method in METHODS, f"{path.name}: unknown method {method!r}"
-    cfg = load_config(_resolve(METHODS[method][0]), path)
+    cfg = load_config(resolve_method(METHODS[method][0]), path)
     # every value the recipe sets reaches the config (not dropped, not left at its default)
     _assert_applied(yaml.safe_load(text), cfg.model_dump(), path.name)
 

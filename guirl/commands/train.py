@@ -15,7 +15,7 @@ METHODS = {
 }
 
 
-def _resolve(spec: str):
+def resolve_method(spec: str):
     import importlib
 
     module, name = spec.split(":")
@@ -37,7 +37,7 @@ def add_parser(sub) -> None:
 def _run(args: argparse.Namespace) -> int:
     from guirl.config import config_help, load_config
 
-    config_cls, entry = (_resolve(s) for s in METHODS[args.method])
+    config_cls, entry = (resolve_method(s) for s in METHODS[args.method])
     if args.help_config:
         print("\n".join(config_help(config_cls)))
         return 0

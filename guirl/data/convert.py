@@ -88,7 +88,7 @@ def export_hub(episodes: Iterable[Episode], root: str | Path, out: str | Path, s
     """Write ``episodes`` as a parquet Hugging Face dataset with embedded screenshots."""
     import datasets
 
-    from guirl.data.hf import _EPISODE_FEATURES
+    from guirl.data.hf import EPISODE_FEATURES
 
     root, out = Path(root), Path(out)
     rows = []
@@ -105,7 +105,7 @@ def export_hub(episodes: Iterable[Episode], root: str | Path, out: str | Path, s
             "task": ep.task, "num_steps": len(ep.steps), "success": ep.success,
             "episode_json": ep.model_dump_json(exclude_defaults=True), "images": images,
         })
-    features = datasets.Features({**_EPISODE_FEATURES, "images": datasets.List(datasets.Image())})
+    features = datasets.Features({**EPISODE_FEATURES, "images": datasets.List(datasets.Image())})
     ds = datasets.Dataset.from_list(rows, features=features)
     datasets.disable_progress_bars()
     path = out / "data" / f"{split}-00000-of-00001.parquet"

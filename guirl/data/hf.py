@@ -20,7 +20,7 @@ import datasets
 
 from guirl.data.schema import Episode
 
-_EPISODE_FEATURES = datasets.Features(
+EPISODE_FEATURES = datasets.Features(
     {
         "id": datasets.Value("string"),
         "instruction": datasets.Value("string"),
@@ -48,7 +48,7 @@ def episodes_to_dataset(episodes: Iterable[Episode]) -> datasets.Dataset:
         }
         for ep in episodes
     ]
-    return datasets.Dataset.from_list(rows, features=_EPISODE_FEATURES)
+    return datasets.Dataset.from_list(rows, features=EPISODE_FEATURES)
 
 
 def dataset_to_episodes(dataset: datasets.Dataset) -> list[Episode]:

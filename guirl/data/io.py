@@ -24,7 +24,7 @@ class DataError(ValueError):
     """A dataset file is malformed; the message names file, line and field."""
 
 
-def _describe_validation_error(err: ValidationError) -> str:
+def describe_validation_error(err: ValidationError) -> str:
     parts = []
     for e in err.errors():
         loc = ".".join(str(x) for x in e["loc"]) or "<record>"
@@ -60,7 +60,7 @@ def iter_episodes(path: str | Path, check_images: bool = True) -> Iterator[Episo
             try:
                 episode = Episode.model_validate(record)
             except ValidationError as err:
-                raise DataError(f"{path}:{lineno}: {_describe_validation_error(err)}") from None
+                raise DataError(f"{path}:{lineno}: {describe_validation_error(err)}") from None
             if check_images:
                 _check_images(episode, root, f"{path}:{lineno}")
             yield episode

@@ -120,7 +120,7 @@ class _Item:
     snapshot: dict
 
 
-class _Worlds:
+class Worlds:
     """One SimEnv per (domain, preset, task), reset to whichever episode is being restored."""
 
     def __init__(self):
@@ -172,7 +172,7 @@ def describe(action: Action, a11y: list[A11yNode] | None, hit: str | None) -> st
     return kind.value
 
 
-def eligible_items(episodes: list[Episode], root: Path, worlds: _Worlds, counts: Counter) -> list[_Item]:
+def eligible_items(episodes: list[Episode], root: Path, worlds: Worlds, counts: Counter) -> list[_Item]:
     """Steps with A*_t, a recorded action and a CORRECT label, in episodes that replay in the world."""
     items = []
     for episode in episodes:
@@ -191,7 +191,7 @@ def eligible_items(episodes: list[Episode], root: Path, worlds: _Worlds, counts:
     return items
 
 
-def _to_screen(text: str, spec: PromptSpec, frame_for, size: tuple[int, int]) -> Action | ParseFailure:
+def to_screen(text: str, spec: PromptSpec, frame_for, size: tuple[int, int]) -> Action | ParseFailure:
     action = parse_action(text, spec.fmt, frame_for(*size))
     if not action:
         return action
@@ -253,7 +253,7 @@ def _executable_wrong(preds, texts, correct, env: SimEnv, original: Image.Image,
     return out
 
 
-def recovery_samples(item: _Item, preds, texts, correct: list[bool], worlds: _Worlds, images: _Images,
+def recovery_samples(item: _Item, preds, texts, correct: list[bool], worlds: Worlds, images: _Images,
                      config: ErrorRecoveryConfig, counts: Counter) -> list[Episode]:
     """The error-escape (and back-on-track) episodes of one error-prone step; counts why not."""
     episode, step = item.episode, item.step
@@ -326,7 +326,7 @@ def build_error_recovery_data(engine: GenerationEngine, spec: PromptSpec, frame_
     config = config or ErrorRecoveryConfig()
     root, out = Path(root), Path(out_dir)
     counts: Counter = Counter()
-    worlds, images = _Worlds(), _Images(root, out)
+    worlds, images = Worlds(), _Images(root, out)
     items = eligible_items(episodes, root, worlds, counts)[: config.max_steps]
     histogram: Counter = Counter()
     written: list[Episode] = []
@@ -339,7 +339,7 @@ def build_error_recovery_data(engine: GenerationEngine, spec: PromptSpec, frame_
         for item, group in zip(chunk, outputs, strict=True):
             size = (item.step.screenshot.width, item.step.screenshot.height)
             texts = [c.text for c in group]
-            preds = [_to_screen(t, spec, frame_for, size) for t in texts]
+            preds = [to_screen(t, spec, frame_for, size) for t in texts]
             env, _ = worlds.restore(item)
             correct = [_correct(p, item, env, config.scorer) for p in preds]
             counts["steps_sampled"] += 1

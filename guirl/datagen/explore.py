@@ -54,7 +54,7 @@ from guirl.actions import Action, Frame, ParseFailure
 from guirl.actions.names import normalize_key
 from guirl.data.io import DataError, read_episodes
 from guirl.data.schema import A11yNode, Episode, Step
-from guirl.datagen.error_recovery import _to_screen, _Worlds, describe
+from guirl.datagen.error_recovery import Worlds, describe, to_screen
 from guirl.envs.sim import is_advancing
 from guirl.envs.sim.replay import ReplayError
 from guirl.eval.offline import match_action
@@ -247,7 +247,7 @@ def _recorded_in_screen(step: Step) -> Action | None:
         return None  # a recorded action that cannot be placed on the screen is not offered as a candidate
 
 
-def _label(explored: ExploredStep, worlds: _Worlds | None, snapshots: dict, root: Path, counts: Counter) -> None:
+def _label(explored: ExploredStep, worlds: Worlds | None, snapshots: dict, root: Path, counts: Counter) -> None:
     """Oracle pre-labels (match_action against A*_t) and the world judge's verdicts, in place."""
     step, episode = explored.step, explored.episode
     if worlds is None or episode.source != WORLD_SOURCE or not step.valid_actions:
@@ -282,7 +282,7 @@ def explore(engine: GenerationEngine, spec: PromptSpec, frame_for, episodes: lis
     counts: Counter = Counter()
     items = [ExploredStep(e, w[-1], w) for e in episodes for w in windows(e, config.window)][: config.max_steps]
     window_spec = replace(spec, history_window=min(spec.history_window, config.window - 1))
-    worlds, snapshots = (_Worlds() if config.oracle else None), {}
+    worlds, snapshots = (Worlds() if config.oracle else None), {}
     for call, start in enumerate(range(0, len(items), config.steps_per_call)):
         chunk = items[start: start + config.steps_per_call]
         prompts = [recorded_prompt(window_spec, frame_for, it.episode, it.step, root)[0] for it in chunk]
@@ -290,7 +290,7 @@ def explore(engine: GenerationEngine, spec: PromptSpec, frame_for, episodes: lis
                                 max_new_tokens=config.max_new_tokens, seed=config.seed * 1_000_003 + call)
         for item, group in zip(chunk, engine.generate(prompts, params), strict=True):
             size = (item.step.screenshot.width, item.step.screenshot.height)
-            preds = [_to_screen(c.text, spec, frame_for, size) for c in group]
+            preds = [to_screen(c.text, spec, frame_for, size) for c in group]
             recorded = _recorded_in_screen(item.step)
             item.candidates, dropped = deduplicate(preds, size, _screen_a11y(item.step), recorded, config.tolerance)
             _label(item, worlds, snapshots, root, counts)

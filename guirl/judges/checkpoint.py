@@ -44,10 +44,10 @@ def generate_text(
     policy: LoadedPolicy, messages: list[Message], images: Sequence[Image.Image], max_new_tokens: int
 ) -> str:
     """Greedy answer text of ``policy`` (special tokens and everything after the first stop token dropped)."""
-    from guirl.models.generate import _eos_ids, sample_completions
+    from guirl.models.generate import eos_ids, sample_completions
 
     ids = sample_completions(policy, messages, images, num_samples=1, temperature=0.0, max_new_tokens=max_new_tokens)[0]
-    stops = _eos_ids(policy) | {policy.tokenizer.pad_token_id}
+    stops = eos_ids(policy) | {policy.tokenizer.pad_token_id}
     end = next((i for i, token in enumerate(ids) if token in stops), len(ids))
     return policy.tokenizer.decode(ids[:end], skip_special_tokens=True)
 

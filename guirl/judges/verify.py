@@ -37,12 +37,12 @@ from typing import Any
 from guirl.actions.types import Action, ActionType
 from guirl.data.schema import A11yNode
 from guirl.judges.base import JudgeRequest, JudgeResult, register_judge
-from guirl.judges.prompts import _DATA_RULE, data_block, fields_from_prompt
+from guirl.judges.prompts import DATA_RULE, data_block, fields_from_prompt
 
 ROLE = "verify"
 
 VERIFY_PROMPT = f"""You verify one proposed action of a GUI agent before it is executed.
-{_DATA_RULE}
+{DATA_RULE}
 
 The data block holds: "instruction" (the agent's task), "history" (the agent's previous outputs, oldest first),
 "proposal" (the agent's output for this step), "action" (the action parsed from it, coordinates in pixels of the

@@ -136,7 +136,7 @@ def decode_generation(policy: LoadedPolicy, token_ids: Sequence[int], fmt: str, 
     in the policy's frame for that size, then converted to ``Frame.screen``.
     """
     ids = list(token_ids)
-    stops = _eos_ids(policy) | {policy.tokenizer.pad_token_id}
+    stops = eos_ids(policy) | {policy.tokenizer.pad_token_id}
     end = next((i for i, token in enumerate(ids) if token in stops), None)
     if end is not None:  # keep the stop token (the policy chose it), drop the padding after it
         ids = ids[: end + 1]
@@ -150,7 +150,7 @@ def decode_generation(policy: LoadedPolicy, token_ids: Sequence[int], fmt: str, 
     return Generation(text=text, action=parsed, token_ids=ids)
 
 
-def _eos_ids(policy: LoadedPolicy) -> set[int]:
+def eos_ids(policy: LoadedPolicy) -> set[int]:
     eos = policy.model.generation_config.eos_token_id
     return set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
 

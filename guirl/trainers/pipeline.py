@@ -29,13 +29,13 @@ def stage_config(stage: PipelineStage):
     """The validated config of one stage (recipe file plus its ``set`` fields)."""
     import json
 
-    from guirl.commands.train import METHODS, _resolve
+    from guirl.commands.train import METHODS, resolve_method
     from guirl.config import ConfigError, load_config
 
     if stage.method not in METHODS or stage.method == "pipeline":
         raise ConfigError(f"stage method {stage.method!r} is not a trainer; choose one of "
                           f"{[m for m in METHODS if m != 'pipeline']}")
-    config_cls, entry = (_resolve(s) for s in METHODS[stage.method])
+    config_cls, entry = (resolve_method(s) for s in METHODS[stage.method])
     overrides = [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in stage.set.items()]
     return load_config(config_cls, stage.config, overrides), entry
 

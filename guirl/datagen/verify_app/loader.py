@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from guirl.actions import Action, Frame
-from guirl.data.io import DataError, _describe_validation_error
+from guirl.data.io import DataError, describe_validation_error
 
 MANIFEST = "manifest.json"
 CANDIDATES = "candidates.jsonl"
@@ -142,7 +142,7 @@ def _parse_step(line: str, where: str) -> StepRecord:
     try:
         return StepRecord.model_validate(record)
     except ValidationError as err:
-        raise DataError(f"{where}: {_describe_validation_error(err)}") from None
+        raise DataError(f"{where}: {describe_validation_error(err)}") from None
 
 
 def _check_step(step: StepRecord, project: Project, where: str, lineno: int) -> None:
