@@ -5,8 +5,20 @@ changing parsers, rewards or losses, and fix what it finds)."""
 
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ci", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="module")
+def sim_data(tmp_path_factory):
+    """Two small built-in-world task families, recorded (seed 5): the trainer tests' trajectories."""
+    from guirl.envs.sim import generate_dataset
+
+    out = tmp_path_factory.mktemp("sim")
+    generate_dataset(out_dir=str(out), seed=5, train_per_task=1, test_per_task=1, grounding_train=4, grounding_test=2,
+                     tasks=["desktop.open_file", "mobile.toggle_setting"], heldout_tasks=[])
+    return out / "trajectories" / "train.jsonl"

@@ -36,16 +36,6 @@ class LetterShare(Reward):
         return RewardOutput([sum("a" <= ch <= "z" for ch in t) / max(1, len(t)) for t in texts])
 
 
-@pytest.fixture(scope="module")
-def sim_data(tmp_path_factory):
-    from guirl.envs.sim import generate_dataset
-
-    out = tmp_path_factory.mktemp("sim")
-    generate_dataset(out_dir=str(out), seed=5, train_per_task=1, test_per_task=1, grounding_train=4, grounding_test=2,
-                     tasks=["desktop.open_file", "mobile.toggle_setting"], heldout_tasks=[])
-    return out / "trajectories" / "train.jsonl"
-
-
 def config(tmp_path, data, **overrides) -> GRPOConfig:
     base = {"model": str(tiny_model_dir("qwen3_vl")), "output_dir": str(tmp_path / "run"), "train_data": [str(data)],
             "max_steps": 2, "batch_size": 2, "group_size": 4, "micro_batch_size": 8, "max_new_tokens": 6,

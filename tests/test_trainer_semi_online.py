@@ -26,16 +26,6 @@ from guirl.trainers.semi_online import SemiOnlineConfig, SemiOnlineSampler, load
 BASE_AGENT = Path(__file__).resolve().parents[1] / "checkpoints" / "base-agent-tiny"
 
 
-@pytest.fixture(scope="module")
-def sim_data(tmp_path_factory):
-    from guirl.envs.sim import generate_dataset
-
-    out = tmp_path_factory.mktemp("sim")
-    generate_dataset(out_dir=str(out), seed=5, train_per_task=1, test_per_task=1, grounding_train=4, grounding_test=2,
-                     tasks=["desktop.open_file", "mobile.toggle_setting"], heldout_tasks=[])
-    return out / "trajectories" / "train.jsonl"
-
-
 def _config(tmp_path, data, **overrides) -> SemiOnlineConfig:
     base = {"model": str(tiny_model_dir("qwen3_vl")), "output_dir": str(tmp_path / "run"), "train_data": [str(data)],
             "max_steps": 2, "batch_size": 2, "group_size": 3, "micro_batch_size": 16, "max_new_tokens": 8,
@@ -152,3 +142,19 @@ def test_train_semi_online_end_to_end(tmp_path, sim_data, casc):
     assert json.loads((tmp_path / "run" / "final" / "guirl_prompt.json").read_text())["casc"] == casc
     assert {"rollout/match_rate", "rollout/patched_frac", "advantages/episode_mean_abs"} <= set(rows[0])
     assert rows[0]["sampling/step_samples"] >= 2 * 3  # every step of every rollout is a sample
+
+
+def test_trainer_logprobs_of_fresh_rollout_samples_equal_the_engine(tmp_path, sim_data):
+    """The invariant: the loss scores every step sample under exactly the prompt (tokens, history images, crops)
+    it was generated from."""
+    from guirl.trainers.rl_common import score_samples
+
+    cfg = _config(tmp_path, sim_data, casc="max", patch_threshold=-1)
+    sampler, policy = _sampler(cfg)
+    batches, _ = sampler(policy.model, 0, [load_episodes(cfg.train_data)[:2]])
+    samples = [s for b in batches for s in b]
+    assert any(s.prompt.num_images > 1 for s in samples)  # history images are in play
+    with torch.no_grad():
+        out = score_samples(policy.model, policy.processor, samples, cfg.temperature)
+    for i, s in enumerate(samples):
+        assert torch.allclose(out.logprobs[i, : s.num_tokens], torch.tensor(s.behaviour_logprobs), atol=1e-5)

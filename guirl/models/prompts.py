@@ -18,12 +18,21 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from PIL import Image
+from pydantic import BeforeValidator
 
 from guirl.actions import Frame, format_action, get_format
 from guirl.data.schema import HistoryItem
+
+
+def _casc_off(value):
+    return "off" if value is False else value  # YAML reads a bare `off` as false
+
+
+#: CCPO's CASC history compression (guirl.rollout.casc), as configs and prompt specs name it.
+CascMode = Annotated[Literal["off", "max", "min"], BeforeValidator(_casc_off)]
 
 #: Output format of the tiny models unless told otherwise.
 DEFAULT_FORMAT = "qwen_computer_use"

@@ -46,20 +46,24 @@ class RecordedState:
         return f"{self.episode.id}/{self.step.index}"
 
 
+def read_recorded(path: str, data_format: str = "guirl", image_root: str | None = None):
+    """``(episodes, image root)`` of a guirl trajectory JSONL or any adapter format."""
+    if data_format == "guirl":
+        from guirl.data.io import read_episodes
+
+        return read_episodes(path), Path(path).parent
+    from guirl.data.adapters import open_public
+
+    return open_public(data_format, path, image_dir=image_root)
+
+
 def load_states(paths: Sequence[str], data_format: str = "guirl", image_root: str | None = None,
                 labels: Sequence[str] = ("correct", "error_escape", "back_on_track")) -> list[RecordedState]:
     """Every step of ``paths`` with a label in ``labels`` and a ground truth (A*_t or a recorded action)."""
-    from guirl.data.io import read_episodes
-
     wanted = {StepLabel(label) for label in labels}
     states = []
     for path in paths:
-        if data_format == "guirl":
-            episodes, root = read_episodes(path), Path(path).parent
-        else:
-            from guirl.data.adapters import open_public
-
-            episodes, root = open_public(data_format, path, image_dir=image_root)
+        episodes, root = read_recorded(path, data_format, image_root)
         for episode in episodes:
             for step in episode.steps:
                 if step.label in wanted and (step.valid_actions or step.action is not None):

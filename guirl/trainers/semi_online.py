@@ -31,14 +31,21 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import torch
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from guirl.data.schema import Episode
+from guirl.models.prompts import CascMode
 from guirl.trainers.grpo import GRPOConfig, heldout_evaluator, load_rl_policy, save_final
-from guirl.trainers.rl_common import RewardSpec, WeightedRewards, micro_batches, policy_gradient_loss
+from guirl.trainers.rl_common import (
+    RewardSpec,
+    WeightedRewards,
+    micro_batches,
+    policy_gradient_loss,
+    read_recorded,
+)
 
 
 class SemiOnlineConfig(GRPOConfig):
@@ -52,15 +59,10 @@ class SemiOnlineConfig(GRPOConfig):
     patch_threshold: int = Field(2, ge=-1, description="mismatches patched with the expert action (-1: all)")
     max_episode_steps: int = Field(30, gt=0, description="most steps replayed per rollout (the paper: 30)")
     history_images: int = Field(3, ge=0, description="nAO: the last n shown steps keep their screenshots")
-    casc: Literal["off", "max", "min"] = Field("off", description="CASC history compression of CCPO")
+    casc: CascMode = Field("off", description="CASC history compression of CCPO")
     match_rule: str = Field("uis1", description="point rule deciding a match (guirl.eval.matching)")
     value_rule: str = Field("substring", description="text rule deciding a match (UI-S1: substring)")
     direction_rule: str = Field("exact", description="scroll direction rule deciding a match")
-
-    @field_validator("casc", mode="before")
-    @classmethod
-    def _casc_off(cls, value):
-        return "off" if value is False else value  # YAML reads a bare `off` as false
 
 
 @dataclass
@@ -77,17 +79,11 @@ class RecordedEpisode:
 
 def load_episodes(paths: list[str], data_format: str = "guirl", image_root: str | None = None) -> list[RecordedEpisode]:
     """Every episode of ``paths`` whose steps all carry a ground truth and the label ``correct``."""
-    from guirl.data.io import read_episodes
     from guirl.data.schema import StepLabel
 
     out = []
     for path in paths:
-        if data_format == "guirl":
-            episodes, root = read_episodes(path), Path(path).parent
-        else:
-            from guirl.data.adapters import open_public
-
-            episodes, root = open_public(data_format, path, image_dir=image_root)
+        episodes, root = read_recorded(path, data_format, image_root)
         for ep in episodes:
             if ep.steps and all((s.valid_actions or s.action is not None) and s.label == StepLabel.CORRECT
                                 for s in ep.steps):

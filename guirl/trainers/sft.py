@@ -31,14 +31,14 @@ from typing import Any, Literal
 
 import torch
 from PIL import Image
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from guirl.actions import Action, get_format
 from guirl.algorithms.sft import asft_spans, asft_token_weights, weighted_cross_entropy
 from guirl.data.io import read_episodes
 from guirl.data.schema import Episode, Step, StepLabel
 from guirl.models.guidance import Guidance
-from guirl.models.prompts import PromptSpec, written_action
+from guirl.models.prompts import CascMode, PromptSpec, written_action
 from guirl.rollout.history import history_builder, recorded_past, shows_images, window_prompt
 from guirl.trainers.core import TrainerConfig
 
@@ -53,7 +53,7 @@ class SFTConfig(TrainerConfig):
     format: str = Field("qwen_computer_use", description="output format the model writes (registered name)")
     history_window: int = Field(0, ge=0, description="previous steps shown in the prompt (nA / nAO history)")
     history_images: int = Field(0, ge=0, description="the last n shown steps keep their screenshots (nAO; 0: nA)")
-    casc: Literal["off", "max", "min"] = Field("off", description="CCPO CASC history compression (rollout/casc.py)")
+    casc: CascMode = Field("off", description="CCPO CASC history compression (rollout/casc.py)")
     prompt_style: Literal["full", "compact"] = Field("full", description="system prompt: full, or one line for tiny models")
     reasoning_switch: bool = Field(
         False, description="tell the model in the prompt whether to think (on for samples with reasoning, off for direct ones)"
@@ -77,11 +77,6 @@ class SFTConfig(TrainerConfig):
         description="block shapes of the guided copies: single (one reference of A*_t, the target) or multi "
         "(all of A*_t, target the recorded action); Most-Matched-GT has the single shape",
     )
-
-    @field_validator("casc", mode="before")
-    @classmethod
-    def _casc_off(cls, value):
-        return "off" if value is False else value  # YAML reads a bare `off` as false
 
 
 @dataclass
