@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --upgrade pip
 	# torch first, pinned (the CPU/CUDA wheel of this machine); nothing below may replace it
 	$(BIN)/pip install torch==2.14.1 torchvision==0.29.1
-	$(BIN)/pip install -e '.[dev,miniwob]'
+	$(BIN)/pip install -e '.[dev,miniwob,ray]'
 	touch $(STAMP)
 
 setup: $(STAMP)

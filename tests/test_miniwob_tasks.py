@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import guirl.envs.miniwob as miniwob_env  # a dependency of guirl: never skipped
+from guirl.actions.frames import Frame
 from guirl.actions.types import Action, ActionType
 
 if not miniwob_env.browser_available():
@@ -22,7 +23,7 @@ def reset_and_step(env, task: str) -> None:
     assert obs.instruction, task
     assert obs.a11y, task
     # a click in the middle of the task area, in the unit frame (the Action default)
-    result = env.step(Action(type=ActionType.CLICK, point=(0.5, 0.6)))
+    result = env.step(Action(type=ActionType.CLICK, point=(0.5, 0.6), frame=Frame.unit()))
     assert result[0].screenshot.size == (width, height), task
     assert "action_error" not in result[4], (task, result[4])
 

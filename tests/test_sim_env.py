@@ -169,3 +169,16 @@ def test_example_images_are_reproducible_and_small(tmp_path):
         assert committed.stat().st_size < 150_000, committed
         with Image.open(committed) as old, Image.open(path) as new:  # pixels may differ across Pillow versions
             assert old.size == new.size, f"regenerate {committed} with python -m guirl.envs.sim.examples"
+
+
+def test_an_env_without_a_domain_follows_each_resets_task():
+    from guirl.envs.sim.env import SimEnv
+
+    env = SimEnv()
+    for task in ("desktop.open_file", "mobile.add_contact", "web.fill_form", "desktop.ground"):
+        obs = env.reset(seed=11, options={"task": task})
+        alone = SimEnv(domain=task.split(".")[0]).reset(seed=11, options={"task": task})
+        assert obs.info["domain"] == task.split(".")[0] and obs.instruction == alone.instruction
+        assert obs.screenshot.tobytes() == alone.screenshot.tobytes()
+    with pytest.raises(ValueError, match="not in domain"):
+        SimEnv(domain="desktop", task="web.fill_form")

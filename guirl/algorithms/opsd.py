@@ -135,6 +135,32 @@ def gated_topk_kl_loss(
     optional) are masked out.
     """
     kl = topk_tail_reverse_kl_per_token(student_logits, privileged_logits, k, topk_from)  # [B, T]
+    return _gated_kl(kl, mask, beta, gate, step_values, loss_agg_mode, num_tokens, num_sequences)
+
+
+def gated_bucket_kl_loss(
+    student_top_logprobs: Tensor,
+    privileged_top_logprobs: Tensor,
+    mask: Tensor,
+    *,
+    beta: float = 5.0,
+    gate: str = "sigmoid",
+    step_values: Tensor | None = None,
+    loss_agg_mode: str = "token-mean",
+    num_tokens: float | Tensor | None = None,
+    num_sequences: float | Tensor | None = None,
+    with_tail: bool = True,
+) -> tuple[Tensor, dict[str, float]]:
+    """:func:`gated_topk_kl_loss` from O(k) numbers per position: the privileged context's top-k log-probs
+    ``[B, T, k]`` (as :func:`guirl.models.scoring.score_completions` returns them with ``top_k``) and the
+    student's log-probs gathered at the same ids (``gather_ids``), so no ``[B, T, V]`` tensor is kept."""
+    from guirl.algorithms.distill import bucket_reverse_kl
+
+    kl = bucket_reverse_kl(student_top_logprobs, privileged_top_logprobs, with_tail=with_tail)
+    return _gated_kl(kl, mask, beta, gate, step_values, loss_agg_mode, num_tokens, num_sequences)
+
+
+def _gated_kl(kl, mask, beta, gate, step_values, loss_agg_mode, num_tokens, num_sequences):
     active = mask.to(kl.dtype)
     if step_values is not None:
         sv = step_values.unsqueeze(-1) if step_values.dim() == 1 else step_values

@@ -48,8 +48,10 @@ def add_live_parser(eval_subparsers: argparse._SubParsersAction) -> argparse.Arg
     parser.add_argument("--max-new-tokens", type=int, default=128, help="most tokens a model generates per step")
     parser.add_argument("--max-steps", type=int, default=18, help="step cap per episode (Lite-Bench: 18)")
     parser.add_argument("--workers", type=int, default=1, help="environments in parallel worker processes")
-    parser.add_argument("--history-steps", type=int, default=3, help="previous steps shown to the policy")
-    parser.add_argument("--history-images", type=int, default=0, help="how many of them keep their screenshot")
+    parser.add_argument("--history-steps", type=int, default=None,
+                        help="previous steps shown to the policy (default: a model's own prompt spec, else 3)")
+    parser.add_argument("--history-images", type=int, default=None,
+                        help="how many of them keep their screenshot (default: the model's spec, else 0)")
     parser.add_argument("--seed", type=int, default=0, help="first episode seed")
     parser.add_argument(
         "--env-arg", action="append", default=[], metavar="KEY=VALUE", help="extra environment argument (YAML value)"
@@ -107,10 +109,10 @@ def build_policy(args: argparse.Namespace):
 
 
 def run_live(args: argparse.Namespace) -> int:
+    from guirl.commands.eval_online import history_from_args
     from guirl.envs import available_envs
     from guirl.eval.live import evaluate_live, format_live
     from guirl.judges import available_judges, make_judge
-    from guirl.rollout.history import WindowHistory
 
     if args.env not in available_envs():
         raise SystemExit(f"--env {args.env!r} is not a registered environment; choose one of {available_envs()}")
@@ -135,7 +137,7 @@ def run_live(args: argparse.Namespace) -> int:
     report, _, episodes = evaluate_live(
         args.env, tasks, args.episodes, policy, judge, out, judge_name=args.judge, max_steps=args.max_steps,
         workers=args.workers, env_kwargs=env_kwargs, seed=args.seed,
-        history=WindowHistory(args.history_steps, args.history_images), action_format=args.format,
+        history=history_from_args(args, policy), action_format=args.format,
     )
     if all(not ep.steps and ep.extra.get("crashed") for ep in episodes):
         raise SystemExit(f"every episode failed to start ({episodes[0].failure_reason}); "

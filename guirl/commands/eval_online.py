@@ -44,8 +44,10 @@ def add_online_parser(eval_subparsers: argparse._SubParsersAction) -> argparse.A
     parser.add_argument("--max-new-tokens", type=int, default=128, help="most tokens a model generates per step")
     parser.add_argument("--max-steps", type=int, default=10, help="step limit per episode")
     parser.add_argument("--workers", type=int, default=1, help="environments in parallel worker processes")
-    parser.add_argument("--history-steps", type=int, default=3, help="previous steps shown to the policy")
-    parser.add_argument("--history-images", type=int, default=0, help="how many of them keep their screenshot")
+    parser.add_argument("--history-steps", type=int, default=None,
+                        help="previous steps shown to the policy (default: a model's own prompt spec, else 3)")
+    parser.add_argument("--history-images", type=int, default=None,
+                        help="how many of them keep their screenshot (default: the model's spec, else 0)")
     parser.add_argument("--seed", type=int, default=0, help="first episode seed")
     parser.add_argument(
         "--episode-time-limit",
@@ -71,9 +73,19 @@ def parse_env_args(pairs: list[str]) -> dict[str, Any]:
     return kwargs
 
 
+def history_from_args(args: argparse.Namespace, policy):
+    """The history the flags ask for; without flags a model gets the one it was trained with."""
+    from guirl.rollout.history import WindowHistory
+    from guirl.rollout.runner import default_history
+
+    if args.history_steps is None and args.history_images is None:
+        return default_history(policy) if args.model else WindowHistory()
+    steps = 3 if args.history_steps is None else args.history_steps
+    return WindowHistory(steps, args.history_images or 0)
+
+
 def run_online(args: argparse.Namespace) -> int:
     from guirl.eval.online import evaluate_online, format_table, scripted_policy_for
-    from guirl.rollout.history import WindowHistory
     from guirl.rollout.policy import ModelPolicy, as_policy
 
     env_kwargs = parse_env_args(args.env_arg)
@@ -98,7 +110,7 @@ def run_online(args: argparse.Namespace) -> int:
         out_dir=args.out,
         env_kwargs=env_kwargs,
         seed=args.seed,
-        history=WindowHistory(args.history_steps, args.history_images),
+        history=history_from_args(args, policy),
         action_format=args.format,
     )
     print(format_table(rows))

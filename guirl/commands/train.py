@@ -11,6 +11,8 @@ METHODS = {
     "grpo": ("guirl.trainers.grpo:GRPOConfig", "guirl.trainers.grpo:train_grpo"),
     "opd": ("guirl.trainers.opd:OPDConfig", "guirl.trainers.opd:train_opd"),
     "semi_online": ("guirl.trainers.semi_online:SemiOnlineConfig", "guirl.trainers.semi_online:train_semi_online"),
+    "computersd": ("guirl.trainers.computersd:ComputerSDConfig", "guirl.trainers.online_rl:train_computersd"),
+    "judge_sft": ("guirl.trainers.judge_sft:JudgeSFTConfig", "guirl.trainers.judge_sft:train_judge_sft"),
     "pipeline": ("guirl.trainers.pipeline:PipelineConfig", "guirl.trainers.pipeline:train_pipeline"),
 }
 

@@ -51,6 +51,11 @@ class A11yNode(BaseModel):
     focused: bool = False
     checked: bool | None = None
     value: str | None = None
+    #: CSS class names (web pages; icons are often named only by a class); None if unknown or none.
+    classes: tuple[str, ...] | None = None
+    #: whether a click at the box centre reaches this node (or a descendant): False when another
+    #: element covers it there; None when not checked.
+    visible: bool | None = None
 
     @field_validator("box")
     @classmethod

@@ -63,7 +63,7 @@ class Env(Protocol):
 #: imported; MiniWoB is skipped when its optional dependencies are missing
 #: (make_env then names what is available).
 ENVS: Registry[Callable[..., Env]] = Registry(
-    "environment", ["guirl.envs.sim", "guirl.envs.miniwob", "guirl.envs.replay"], optional=["miniwob", "selenium"]
+    "environment", ["guirl.envs.sim", "guirl.envs.miniwob", "guirl.envs.replay", "guirl.envs.routed"], optional=["miniwob", "selenium"]
 )
 
 

@@ -18,6 +18,9 @@ Failure handling (nothing but the affected episode is lost):
 
 Workers are their own process-group leaders; start method ``spawn`` keeps
 them free of the parent's threads and CUDA state.
+
+:func:`make_pool` chooses the backend: these processes (``process``, the
+default) or Ray actors (``ray``: :mod:`guirl.envs.ray_pool`, same interface).
 """
 
 from __future__ import annotations
@@ -96,7 +99,33 @@ def _discard(env: Any) -> None:
     return None
 
 
-class EnvPool:
+class PoolBase:
+    """What both pool backends share: ``call`` and the timeout sweep over ``_pending`` (worker ->
+    ``(command, submitted, ...)``); subclasses give ``submit``, ``wait``, ``_fail`` and ``timeout_s``."""
+
+    _pending: dict[int, tuple]
+    timeout_s: float
+
+    def call(self, worker: int, command: str, *args: Any) -> PoolResult:
+        """Submit to one idle worker and wait for its answer."""
+        self.submit(worker, command, *args)
+        while True:
+            for result in self.wait():
+                if result.worker == worker:
+                    return result
+                raise RuntimeError("call() used while other commands were pending; use submit()/wait()")
+
+    def _expire(self) -> list[PoolResult]:
+        """Fail (and restart, through ``_fail``) every worker whose command has run past ``timeout_s``."""
+        now, out = time.monotonic(), []
+        for worker, (command, submitted, *_) in list(self._pending.items()):
+            if now - submitted >= self.timeout_s:
+                del self._pending[worker]
+                out.append(self._fail(worker, command, f"worker did not answer {command} within {self.timeout_s:g} s"))
+        return out
+
+
+class EnvPool(PoolBase):
     """N environments ``make_env(env_name, **env_kwargs)`` in worker processes.
 
     Args:
@@ -173,21 +202,7 @@ class EnvPool:
                 results.append(self._fail(worker, command, f"worker process died during {command} ({self._exit(worker)})"))
                 continue
             results.append(PoolResult(worker, command, ok, value, error, elapsed))
-        now = time.monotonic()
-        for worker, (command, submitted) in list(self._pending.items()):
-            if now - submitted >= self.timeout_s:
-                del self._pending[worker]
-                results.append(self._fail(worker, command, f"worker did not answer {command} within {self.timeout_s:g} s"))
-        return results
-
-    def call(self, worker: int, command: str, *args: Any) -> PoolResult:
-        """Submit to one idle worker and wait for its answer."""
-        self.submit(worker, command, *args)
-        while True:
-            for result in self.wait():
-                if result.worker == worker:
-                    return result
-                raise RuntimeError("call() used while other commands were pending; use submit()/wait()")
+        return results + self._expire()
 
     def worker_pids(self, worker: int) -> list[int]:
         """The worker process and everything it started (browser, driver)."""
@@ -241,6 +256,38 @@ class EnvPool:
         log.warning("restarting environment worker %d: %s", worker, error)
         self._restart(worker)
         return PoolResult(worker, command, False, None, error, 0.0)
+
+
+#: Pool backends of :func:`make_pool`: worker processes on this machine, or Ray actors (``pip install 'guirl[ray]'``).
+POOL_BACKENDS = ("process", "ray")
+
+
+def make_pool(
+    env_name: str | Callable[..., Any],
+    num_workers: int,
+    env_kwargs: dict[str, Any] | None = None,
+    timeout_s: float = 120.0,
+    *,
+    backend: str = "process",
+    **options: Any,
+) -> Any:
+    """An environment pool on ``backend``: ``process`` (:class:`EnvPool`, the default) or ``ray``
+    (:class:`guirl.envs.ray_pool.RayEnvPool`); both serve ``run_parallel`` the same way.
+
+    ``options`` go to the backend's constructor (``start_method`` for ``process``; ``address``,
+    ``num_cpus``, ``num_cpus_per_worker``, ``actor_options``, ``init_kwargs`` for ``ray``).
+    """
+    if backend not in POOL_BACKENDS:
+        raise ValueError(f"unknown pool backend {backend!r}; choose one of {list(POOL_BACKENDS)}")
+    if backend == "process":
+        return EnvPool(env_name, num_workers, env_kwargs, timeout_s, **options)
+    try:
+        import ray  # noqa: F401  (optional: only this backend needs it)
+    except ImportError:
+        raise ImportError("the 'ray' pool backend needs ray, which is not installed: pip install 'guirl[ray]'") from None
+    from guirl.envs.ray_pool import RayEnvPool
+
+    return RayEnvPool(env_name, num_workers, env_kwargs, timeout_s, **options)
 
 
 def _shutdown(procs: list[Any], conns: list[Connection | None], grace_s: float = 10.0) -> None:

@@ -43,6 +43,7 @@ def evaluate_steps(
     max_new_tokens: int = 80,
     predictions: list | None = None,
     guidance: list | None = None,
+    block=None,
 ) -> dict[str, float]:
     """Greedy held-out metrics: parse rate, type match, grounding (over steps needing a point), step success.
 
@@ -50,6 +51,8 @@ def evaluate_steps(
     ``guidance`` (one list of reference actions per step, or None for a step without) puts the privileged
     block (:mod:`guirl.models.guidance`) in the prompts and adds ``eval/followed``: the share of guided
     steps whose output matches one of the references given (how much a teacher follows guidance).
+    ``block(references, fmt, frame) -> str`` writes the block's text (default: LiteGUI's reference
+    actions; :func:`guirl.judges.analyzer.analyzer_guidance` writes ComputerSD's ``Guide:`` line).
     """
     from guirl.actions import Frame, ParseFailure, parse_action
     from guirl.models.guidance import Guidance, references
@@ -62,7 +65,8 @@ def evaluate_steps(
         image = Image.open(Path(root) / st.screenshot.path).convert("RGB")
         refs = references(guidance[i], spec.fmt) if guidance is not None and guidance[i] else None
         guidance_refs.append(refs)
-        text = Guidance(list(refs)).text(spec.fmt, frame_for(*image.size)) if refs else None
+        writer = block or (lambda r, fmt, frame: Guidance(list(r)).text(fmt, frame))
+        text = writer(refs, spec.fmt, frame_for(*image.size)) if refs else None
         prompt, image = recorded_prompt(spec, frame_for, ep, st, root, guidance=text, image=image)
         prompts.append(prompt)
         images.append(image)

@@ -41,7 +41,8 @@ class Judge(Protocol):
 
 
 JUDGES: Registry[Callable[..., Judge]] = Registry(
-    "judge", ["guirl.judges.http", "guirl.judges.outcome", "guirl.judges.ground_truth", "guirl.judges.checkpoint"]
+    "judge", ["guirl.judges.http", "guirl.judges.outcome", "guirl.judges.ground_truth", "guirl.judges.checkpoint",
+              "guirl.judges.analyzer"]
 )
 
 

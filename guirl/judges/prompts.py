@@ -1,12 +1,15 @@
 """Role prompts, the data block, and verdict checks for the planning and sub-goal judges.
 
-Two roles the rewards call (METHODS.md 1 and 3):
+Three roles the trainers call (METHODS.md 1, 2 and 3):
 
 - ``planning`` (LiteGUI R_sub, eq. 16 / A.3): rates the predicted subtask
   plan; answers ``{"score": x}``, x in {0, 0.3, 0.5, 0.8, 1.0};
 - ``subgoal`` (InfiGUI-R1 sub-goal guidance): extracts the sub-goal implied
   by the reasoning and compares it with the recorded one; answers
-  ``{"score": s}``, s in 1..10, or 0 when the reasoning states none.
+  ``{"score": s}``, s in 1..10, or 0 when the reasoning states none;
+- ``analyzer`` (ComputerSD GUI analyzer, :mod:`guirl.judges.analyzer`): one
+  executed step and the screens before and after it; answers
+  ``{"consistency": 0|1, "effectiveness": 0|1, "guide": str, "avoid": str}``.
 
 Everything that comes from the task, the screen or the agent is put in one
 JSON **data block** between ``<judge_data>`` and ``</judge_data>``, and the
@@ -75,10 +78,30 @@ reasoning states no sub-goal.
 
 {{data}}"""
 
+ANALYZER_PROMPT = f"""You are the GUI analyzer of a GUI agent's training (ComputerSD): you judge one step the agent took.
+{DATA_RULE}
+
+The data block holds: "instruction" (the agent's task), "history" (the agent's previous outputs, oldest first),
+"response" (the agent's full output for this step: its reasoning and the action it wrote) and "action" (the
+action that was executed, as parsed from the response; null when the response did not parse). The two images
+are the screen before the action and the screen after it.
+
+Judge: "consistency" - 1 if the action executed is the one the response's reasoning and "Action:" sentence
+describe (the same element, text or key), else 0; "effectiveness" - 1 if the screen after the action shows
+real progress on the task (the right element reacted as the task needs), else 0. Then write "guide": what
+the agent should do at this step (name the element and the action), and "avoid": what it should not do (empty
+when the step was right).
+
+Answer with one JSON object and nothing else:
+{{"consistency": 0 or 1, "effectiveness": 0 or 1, "guide": "...", "avoid": "..."}}
+
+{{data}}"""
+
 #: Per role: the template and the fields its data block shows (in this order).
 ROLE_PROMPTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "planning": (PLANNING_PROMPT, ("instruction", "history", "subtasks", "screen_text")),
     "subgoal": (SUBGOAL_PROMPT, ("reasoning", "sub_goal", "screen_text")),
+    "analyzer": (ANALYZER_PROMPT, ("instruction", "history", "response", "action")),
 }
 
 #: Per role: the largest score (scores are numbers in [0, max]).
@@ -137,6 +160,8 @@ def request_text(request: JudgeRequest) -> str:
 
 def check_verdict(role: str, verdict: dict[str, Any]) -> str:
     """Why ``verdict`` is not a valid answer for ``role`` ("" when it is, or when the role has no schema)."""
+    if role == "analyzer":
+        return check_analyzer_verdict(verdict)
     if role not in SCORE_MAX:
         return ""
     score = verdict.get("score")
@@ -144,6 +169,19 @@ def check_verdict(role: str, verdict: dict[str, Any]) -> str:
         return f"'score' must be a number, got {score!r}"
     if not 0.0 <= float(score) <= SCORE_MAX[role]:
         return f"'score' {score!r} is outside [0, {SCORE_MAX[role]:g}] for role {role!r}"
+    return ""
+
+
+def check_analyzer_verdict(verdict: dict[str, Any]) -> str:
+    """Why ``verdict`` is not a GUI analyzer answer: 0/1 ``consistency`` and ``effectiveness`` (ints or
+    booleans), optional string ``guide`` and ``avoid``."""
+    for key in ("consistency", "effectiveness"):
+        value = verdict.get(key)
+        if value not in (0, 1) or isinstance(value, float) and not float(value).is_integer():
+            return f"{key!r} must be 0 or 1, got {value!r}"
+    for key in ("guide", "avoid"):
+        if verdict.get(key) is not None and not isinstance(verdict[key], str):
+            return f"{key!r} must be a string, got {type(verdict[key]).__name__}"
     return ""
 
 

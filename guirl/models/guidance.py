@@ -57,7 +57,7 @@ def references(valid_actions: Sequence[Action], fmt: str) -> list[Action]:
     return [a for a in valid_actions if a.type in supported]
 
 
-def _writable(action: Action) -> Action:
+def pointed_reference(action: Action) -> Action:
     if action.point is None and action.box is not None:
         return action.model_copy(update={"point": action.target_point(), "box": None})
     return action
@@ -74,7 +74,7 @@ class Guidance:
     fallback: bool = False
 
     def text(self, fmt: str, frame: Frame) -> str | None:
-        return guidance_block([_writable(a) for a in self.actions], fmt, frame) if self.actions else None
+        return guidance_block([pointed_reference(a) for a in self.actions], fmt, frame) if self.actions else None
 
 
 def choose_guidance(mode: str, valid_actions: Sequence[Action], fmt: str, rng: random.Random,

@@ -72,10 +72,11 @@ class SFTConfig(TrainerConfig):
         0.0, ge=0, le=1, description="share of steps also added with a privileged reference-action block (a "
         "teacher for guided OPD learns to read it; the target agrees with the reference)"
     )
-    guidance_shapes: list[Literal["single", "multi"]] = Field(
+    guidance_shapes: list[Literal["single", "multi", "analyzer"]] = Field(
         default_factory=lambda: ["single", "multi"],
         description="block shapes of the guided copies: single (one reference of A*_t, the target) or multi "
-        "(all of A*_t, target the recorded action); Most-Matched-GT has the single shape",
+        "(all of A*_t, target the recorded action); Most-Matched-GT has the single shape; analyzer (ComputerSD's "
+        "Guide / Avoid block naming one reference of A*_t, the target, and half the time an element to avoid)",
     )
 
 
@@ -89,6 +90,8 @@ class Example:
     target: Action
     reasoning: str | None
     guidance: list[Action] | None = None  # reference actions of the privileged block (a teacher's sample)
+    guidance_style: str = "reference"  # "reference" (LiteGUI's block) or "analyzer" (ComputerSD's Guide / Avoid)
+    avoid: str | None = None  # the analyzer block's Avoid line
 
 
 def target_action(step: Step, supported: frozenset | None = None) -> Action | None:
@@ -143,6 +146,12 @@ def guided_example(episode, step, root, target: Action, reasoning, cfg: SFTConfi
     if not refs:
         return None
     shape = rng.choice(cfg.guidance_shapes)
+    if shape == "analyzer":
+        ref = rng.choice(refs)
+        single = target_action(step.model_copy(update={"action": ref, "valid_actions": [ref]}))
+        named = [n.text for n in step.a11y or [] if n.text and n.box and not _holds(n.box, ref)]
+        avoid = f"clicking '{rng.choice(named)}'" if named and rng.random() < 0.5 else None
+        return Example(episode, step, root, single or target, reasoning, [ref], "analyzer", avoid)
     if shape == "single":
         ref = rng.choice(refs)
         single = target_action(step.model_copy(update={"action": ref, "valid_actions": [ref]}))
@@ -150,6 +159,23 @@ def guided_example(episode, step, root, target: Action, reasoning, cfg: SFTConfi
     refs = list(refs)
     rng.shuffle(refs)
     return Example(episode, step, root, target, reasoning, refs)
+
+
+def _holds(box, action: Action) -> bool:
+    point = action.target_point()
+    return point is not None and box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3]
+
+
+def guidance_text(example: Example, fmt: str, frame) -> str | None:
+    """The privileged block of a guided example, in its style."""
+    if not example.guidance:
+        return None
+    if example.guidance_style == "analyzer":
+        from guirl.judges.analyzer import analyzer_guidance
+
+        text = analyzer_guidance(example.guidance, fmt, frame)
+        return text + (f"\nAvoid: {example.avoid}" if example.avoid else "")
+    return Guidance(example.guidance).text(fmt, frame)
 
 
 def target_text(example: Example, fmt: str, frame) -> str:
@@ -211,7 +237,7 @@ class SFTCollator:
         prompt = window_prompt(
             spec, frame, ex.step.instruction or ex.episode.instruction, image, history_builder(spec)(past),
             reasoning=bool(ex.reasoning) if self.cfg.reasoning_switch else None,
-            guidance=Guidance(ex.guidance).text(self.cfg.format, frame) if ex.guidance else None,
+            guidance=guidance_text(ex, self.cfg.format, frame),
         )
         messages, images = prompt.messages, prompt.images
         prompt = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)

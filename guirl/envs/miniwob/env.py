@@ -15,6 +15,15 @@ MiniWoB) is raised to ``episode_time_limit_s`` so that a slow policy is judged
 on its actions, not on its speed (``None`` keeps the task's own limit).
 A terminate action ends the episode where it is: success only if the task
 already said so.
+
+After each action (and reset) the environment settles: it waits, up to
+``settle_timeout_ms`` (1 s), until no short timer is due, no animation runs
+and the DOM has been quiet for ``settle_quiet_ms``, so that delayed menus,
+fades and expanding panels are observed in their final state
+(``settle=False`` observes at once; ``info["settle_ms"]`` says how long it
+waited). The observation of the step that ends an episode is that episode's
+final page (MiniWoB's "START" sync screen, already shown for the next
+episode, is hidden for it), marked ``info["final"] = True``.
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ from urllib3.exceptions import HTTPError
 from guirl.actions.frames import Frame
 from guirl.actions.types import Action, ActionType
 from guirl.envs.base import Observation, StepResult, register_env
-from guirl.envs.miniwob.a11y import dom_to_a11y
+from guirl.envs.miniwob.a11y import CLIP_JS, dom_to_a11y
 from guirl.envs.miniwob.browser import BrowserInstance, find_browser, task_url
 from guirl.envs.miniwob.execute import execute_action
 
@@ -58,9 +67,99 @@ def check_task(task: str) -> str:
     return task
 
 
+#: Reads utterance, DOM (clipped and hit-tested, :data:`~guirl.envs.miniwob.a11y.CLIP_JS`)
+#: and the reward globals. When the episode is over MiniWoB has already
+#: counted the next episode and shown its sync screen ("START") over the
+#: page, whose elements still show this episode's final state: the episode
+#: counter is put back for the DOM read (so elements keep this episode's
+#: refs, not fresh ones that the next reset's counter would repeat) and the
+#: sync screen is hidden until the screenshot is taken.
 _OBSERVE_JS = (
-    "return [core.getUtterance(), core.getDOMInfo(), WOB_DONE_GLOBAL, "
-    "WOB_RAW_REWARD_GLOBAL, WOB_REWARD_REASON];"
+    "var W = arguments[0], H = arguments[1], done = WOB_DONE_GLOBAL, coverHidden = false;"
+    "var cover = document.getElementById('sync-task-cover');"
+    "if (done && cover && cover.style.display !== 'none') { cover.style.display = 'none'; coverHidden = true; }"
+    "if (done) { WOB_EPISODE_ID -= 1; }"
+    "var dom; try { dom = core.getDOMInfo(); } finally { if (done) { WOB_EPISODE_ID += 1; } }"
+    f"dom = {CLIP_JS.strip()}(dom, W, H);"
+    "return [core.getUtterance(), dom, done, WOB_RAW_REWARD_GLOBAL, WOB_REWARD_REASON, coverHidden];"
+)
+
+_RESTORE_COVER_JS = "var c = document.getElementById('sync-task-cover'); if (c) { c.style.display = 'block'; }"
+
+#: Before a new episode: forget the refs MiniWoB stored on elements that
+#: outlive an episode (<body>, the task area), since the episode restarts
+#: the ref counter and would hand the same numbers to new elements.
+_FORGET_REFS_JS = (
+    "document.querySelectorAll('[data-wob_ref]').forEach(function (el) {"
+    " delete el.dataset.wob_ref; delete el.dataset.wob_eps; });"
+)
+
+#: Installed once per page: tracks pending short ``setTimeout`` callbacks
+#: (delays up to 5 s; MiniWoB's own episode timer is longer), pending
+#: ``requestAnimationFrame`` callbacks and the time of the last DOM mutation
+#: outside MiniWoB's reward display.
+_SETTLE_INSTALL_JS = """
+if (!window.__guirlSettle) {
+  var g = window.__guirlSettle = {
+    timeouts: new Map(), frames: new Set(), lastMutation: performance.now(),
+    setTimeout: window.setTimeout, clearTimeout: window.clearTimeout,
+    requestAnimationFrame: window.requestAnimationFrame, cancelAnimationFrame: window.cancelAnimationFrame
+  };
+  window.setTimeout = function (fn, delay) {
+    var d = Number(delay) || 0;
+    if (typeof fn !== 'function' || d > 5000) return g.setTimeout.apply(window, arguments);
+    var rest = Array.prototype.slice.call(arguments, 2), id;
+    id = g.setTimeout.call(window, function () { g.timeouts.delete(id); return fn.apply(window, rest); }, d);
+    g.timeouts.set(id, performance.now() + d);
+    return id;
+  };
+  window.clearTimeout = function (id) { g.timeouts.delete(id); return g.clearTimeout.call(window, id); };
+  window.requestAnimationFrame = function (fn) {
+    var id = g.requestAnimationFrame.call(window, function (t) { g.frames.delete(id); return fn(t); });
+    g.frames.add(id);
+    return id;
+  };
+  window.cancelAnimationFrame = function (id) { g.frames.delete(id); return g.cancelAnimationFrame.call(window, id); };
+  new MutationObserver(function (records) {
+    for (var i = 0; i < records.length; i++) {
+      var r = records[i], el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+      if (r.type === 'attributes' && /^data-wob_/.test(r.attributeName || '')) continue;
+      if (el && el.closest && el.closest('#reward-display, #sync-task-cover')) continue;
+      g.lastMutation = performance.now();
+      return;
+    }
+  }).observe(document.documentElement, {subtree: true, childList: true, attributes: true, characterData: true});
+}
+"""
+
+#: Async: resolves (with the milliseconds waited and whether the cap was hit)
+#: once no tracked timeout is due before the cap, no animation frame is
+#: pending, no finite CSS/Web animation or jQuery animation runs, and the DOM
+#: has not changed for ``quiet`` ms; or when ``cap`` ms have passed.
+_SETTLE_JS = (
+    _SETTLE_INSTALL_JS
+    + """
+var cap = arguments[0], quiet = arguments[1], done = arguments[arguments.length - 1];
+var g = window.__guirlSettle, start = performance.now();
+function busy(now) {
+  var deadline = start + cap;
+  for (var due of g.timeouts.values()) { if (due <= deadline) return 'timeout'; }
+  if (g.frames.size) return 'frame';
+  if (window.jQuery && jQuery.timers && jQuery.timers.length) return 'jquery';
+  if (document.getAnimations && document.getAnimations().some(function (a) {
+        if (a.playState !== 'running' && !a.pending) return false;
+        var end = a.effect ? a.effect.getComputedTiming().endTime : Infinity;
+        return isFinite(end);
+      })) return 'animation';
+  if (now - g.lastMutation < quiet) return 'mutation';
+  return null;
+}
+(function poll() {
+  var now = performance.now(), why = busy(now);
+  if (why === null || now - start >= cap) { done([now - start, why]); return; }
+  g.setTimeout.call(window, poll, 10);
+})();
+"""
 )
 
 
@@ -74,6 +173,9 @@ class MiniWoBEnv:
         episode_time_limit_s: float | None = 600.0,
         settle_ms: float = 0.0,
         data_mode: str = "train",
+        settle: bool = True,
+        settle_timeout_ms: float = 1000.0,
+        settle_quiet_ms: float = 50.0,
         chromium: str | None = None,
         chromedriver: str | None = None,
     ):
@@ -82,14 +184,24 @@ class MiniWoBEnv:
             task: MiniWoB task name (``available_tasks()``).
             episode_time_limit_s: the task's wall-clock limit is raised to at
                 least this; ``None`` keeps the task's own (usually 10 s).
-            settle_ms: pause after each action before the screenshot (for
-                animated widgets).
+            settle_ms: a further fixed pause after each action (after settling).
             data_mode: MiniWoB data mode (``train`` / ``test``).
+            settle: after each action (and reset), wait until the page is
+                quiet before observing: no short ``setTimeout`` due (menus
+                that open 300 ms after typing), no animation frame pending,
+                no CSS / jQuery animation running (fades, expanding panels)
+                and no DOM change for ``settle_quiet_ms``; at most
+                ``settle_timeout_ms``. ``False`` observes right away.
+            settle_timeout_ms: the most one settle waits (ms).
+            settle_quiet_ms: how long the DOM must stay unchanged (ms).
             chromium, chromedriver: executables (default: Debian's /usr/bin).
         """
         self.task = check_task(task)
         self.episode_time_limit_s = episode_time_limit_s
         self.settle_ms = settle_ms
+        self.settle = settle
+        self.settle_timeout_ms = settle_timeout_ms
+        self.settle_quiet_ms = settle_quiet_ms
         self.data_mode = data_mode
         self.chromium, self.chromedriver = find_browser(chromium, chromedriver)
         self._instance: BrowserInstance | None = None
@@ -113,10 +225,14 @@ class MiniWoBEnv:
                     "core.EPISODE_MAX_TIME = Math.max(core.EPISODE_MAX_TIME, arguments[0]);",
                     int(self.episode_time_limit_s * 1000),
                 )
+            instance.driver.execute_script(_FORGET_REFS_JS + _SETTLE_INSTALL_JS)
             instance.begin_task(seed=seed)
             self._done = False
             self._episode_start = time.monotonic()
+            settle = self._settle()
             obs, _ = self._observe()
+        if settle is not None:
+            obs.info["settle_ms"] = settle
         return obs
 
     def step(self, action: Action) -> StepResult:
@@ -130,9 +246,12 @@ class MiniWoBEnv:
                 error = execute_action(action, self._instance.driver, self._last.frame)
                 if error:
                     info["action_error"] = error
+            settle = self._settle()
             if self.settle_ms:
                 time.sleep(self.settle_ms / 1000)
             obs, meta = self._observe()
+        if settle is not None:
+            info["settle_ms"] = settle
         done = bool(meta["done"])
         raw_reward = float(meta["raw_reward"]) if done else 0.0
         info.update(
@@ -176,20 +295,42 @@ class MiniWoBEnv:
         self.task = task
         return instance
 
-    def _observe(self) -> tuple[Observation, dict[str, Any]]:
+    def _settle(self) -> float | None:
+        """Wait until the page is quiet (see ``settle``); the milliseconds waited, or None when off."""
+        if not self.settle or self.settle_timeout_ms <= 0:
+            return None
         instance = self._instance
         assert instance is not None
-        utterance, dom, done, raw_reward, reason = instance.driver.execute_script(_OBSERVE_JS)
+        waited, _ = instance.driver.execute_async_script(
+            _SETTLE_JS, float(self.settle_timeout_ms), float(self.settle_quiet_ms)
+        )
+        return round(float(waited), 1)
+
+    def _observe(self) -> tuple[Observation, dict[str, Any]]:
+        """The current observation; once the episode is over, its final state (``info["final"]``)."""
+        instance = self._instance
+        assert instance is not None
+        driver = instance.driver
+        utterance, dom, done, raw_reward, reason, cover_hidden = driver.execute_script(
+            _OBSERVE_JS, instance.task_width, instance.task_height
+        )
         if isinstance(utterance, dict):
             utterance = utterance["utterance"]
-        screenshot = get_screenshot(
-            instance.driver, instance.inner_width, instance.inner_height, instance.task_width, instance.task_height
-        )
+        try:
+            screenshot = get_screenshot(
+                driver, instance.inner_width, instance.inner_height, instance.task_width, instance.task_height
+            )
+        finally:
+            if cover_hidden:
+                driver.execute_script(_RESTORE_COVER_JS)
+        info: dict[str, Any] = {"task": self.task}
+        if done:
+            info["final"] = True
         obs = Observation(
             screenshot=screenshot,
             instruction=str(utterance),
             a11y=dom_to_a11y(dom, instance.task_width, instance.task_height),
-            info={"task": self.task},
+            info=info,
         )
         self._last = obs
         return obs, {"done": done, "raw_reward": raw_reward, "reason": reason}

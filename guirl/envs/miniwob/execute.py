@@ -7,7 +7,12 @@ on what it would do with a mouse and keyboard.
 
 Returns ``None`` when the action was executed, or a message saying why it had
 no effect (unsupported kind, missing point, point off screen); the
-environment reports it in ``info["action_error"]`` and never crashes.
+environment reports it in ``info["action_error"]`` and never crashes. The
+one exception: coordinates without a frame (``Action.frame`` never given)
+raise ``ValueError``, since pixels and 0-1 fractions cannot be told apart.
+
+Presses and releases come ``HOVER_PAUSE_S`` after the pointer reaches the
+point, so that hover styles are applied and both land on the same element.
 """
 
 from __future__ import annotations
@@ -63,6 +68,12 @@ KEY_NAMES = {
 #: Wait actions sleep at most this long (seconds).
 MAX_WAIT_S = 5.0
 
+#: Pause between moving the pointer and pressing / releasing a button
+#: (seconds), so that what the hover moves (``:hover`` styles that swap the
+#: element under the pointer, hover images that load) is in place and the
+#: press and the release land on the same element.
+HOVER_PAUSE_S = 0.05
+
 
 def webdriver_key(name: str) -> str | None:
     """The WebDriver character for a guirl key name, or None if unknown."""
@@ -73,7 +84,14 @@ def webdriver_key(name: str) -> str | None:
 
 
 def execute_action(action: Action, driver: Chrome, screen: Frame) -> str | None:
-    """Perform ``action`` (any frame) on the page whose screenshot frame is ``screen``."""
+    """Perform ``action`` (any frame) on the page whose screenshot frame is ``screen``.
+
+    Raises:
+        ValueError: the action has a point, end point or box but no frame
+            (``Action.frame`` left at its default): its coordinates could be
+            pixels or fractions, so they are refused rather than guessed.
+    """
+    check_frame_given(action, screen)
     if action.frame.kind == "screen" and action.frame.width is None:
         action = action.model_copy(update={"frame": screen})  # screen pixels of an unknown size: this screen
     try:
@@ -106,6 +124,20 @@ def execute_action(action: Action, driver: Chrome, screen: Frame) -> str | None:
     return None
 
 
+def check_frame_given(action: Action, screen: Frame) -> None:
+    """Refuse coordinates whose frame was never said (see :func:`execute_action`)."""
+    if "frame" in action.model_fields_set:
+        return
+    given = [name for name in ("point", "end_point", "box") if getattr(action, name) is not None]
+    if given:
+        raise ValueError(
+            f"{action.type.value} action has a {'/'.join(given)} but no frame, so its coordinates are ambiguous "
+            f"(pixels or 0-1 fractions?); give the action a frame, e.g. frame=Frame.screen({screen.width}, "
+            f"{screen.height}) for screenshot pixels (the observation's .frame), Frame.relative(1000) for "
+            "Qwen3-VL's 0..1000 or Frame.unit() for 0-1 fractions"
+        )
+
+
 _POINTER_KINDS = frozenset(
     {
         ActionType.CLICK,
@@ -127,6 +159,8 @@ def _pointer(kind: ActionType, point: tuple[float, float], action: Action, drive
     chain = ActionChains(driver, duration=0)
     pointer = chain.w3c_actions.pointer_action
     pointer.move_to_location(int(point[0]), int(point[1]))
+    if kind is not ActionType.MOVE:
+        pointer.pause(HOVER_PAUSE_S)  # let hover styles apply before the press
     if kind is ActionType.CLICK:
         pointer.click()
     elif kind is ActionType.DOUBLE_CLICK:
@@ -149,6 +183,7 @@ def _pointer(kind: ActionType, point: tuple[float, float], action: Action, drive
     elif kind in (ActionType.DRAG, ActionType.SWIPE) and action.end_point is not None:
         pointer.click_and_hold()
         pointer.move_to_location(int(action.end_point[0]), int(action.end_point[1]))
+        pointer.pause(HOVER_PAUSE_S)  # the drop target's hover state, as above
         pointer.release()
     chain.w3c_actions.perform()
 

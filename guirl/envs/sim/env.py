@@ -44,7 +44,8 @@ class SimEnv:
                  auto_terminate: bool = False, ground_walk: int = 3):
         """
         Args:
-            domain: desktop, web or mobile (default: the task's domain, else desktop).
+            domain: desktop, web or mobile (default: the task's domain; with neither, the domain of the family
+                each reset's ``options['task']`` names, else desktop).
             preset: UI scale preset, ``coarse`` (large widgets, CPU models), ``realistic`` or ``hd``.
             task: a family from :func:`available_tasks`, ``ground`` (grounding in ``domain``),
                 ``multi`` (any multi-step family of the domain) or None (any family of the domain).
@@ -57,6 +58,8 @@ class SimEnv:
         """
         if task is not None and task not in ("ground", "multi") and task not in available_tasks():
             raise ValueError(f"unknown sim task {task!r}; choose one of {available_tasks()} or 'ground' / 'multi'")
+        #: a domain named by neither argument follows the task each reset asks for (``options["task"]``)
+        self.domain_follows_task = domain is None and not (task and "." in task)
         if domain is None:
             domain = task.split(".")[0] if task and "." in task else "desktop"
         if domain not in DOMAINS:
@@ -64,6 +67,7 @@ class SimEnv:
         if task and "." in task and not task.startswith(domain + "."):
             raise ValueError(f"task {task!r} is not in domain {domain!r}")
         self.domain_name, self.task_name = domain, task
+        self.preset_name, self.screen_size = preset, screen_size
         self.preset = get_preset(preset, domain, screen_size)
         self.max_steps, self.use_oracle, self.auto_terminate = max_steps, oracle, auto_terminate
         self.ground_walk = ground_walk
@@ -77,6 +81,8 @@ class SimEnv:
         options = options or {}
         self.seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
         rng = random.Random(f"sim:{self.seed}")
+        if self.domain_follows_task and isinstance(options.get("task"), str) and "." in options["task"]:
+            self._use_domain(options["task"].split(".")[0])
         content = make_content(rng)
         self.world = World(self.domain, content, self.preset)
         family = options.get("task", self.task_name)
@@ -100,6 +106,13 @@ class SimEnv:
         self.limit = 1 if self.task.single_step else (self.max_steps or 2 * len(self.task.milestones) + 4)
         self._judgement: Judgement | None = None
         return self._observe({})
+
+    def _use_domain(self, domain: str) -> None:
+        if domain not in DOMAINS:
+            raise ValueError(f"unknown sim domain {domain!r} (from the task's name); choose one of {list(DOMAINS)}")
+        if domain != self.domain_name:
+            self.domain_name, self.domain = domain, DOMAIN_CLASSES[domain]()
+            self.preset = get_preset(self.preset_name, domain, self.screen_size)
 
     @property
     def state(self) -> dict:

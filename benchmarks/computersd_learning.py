@@ -1,0 +1,106 @@
+"""ComputerSD's learning benchmark: held-out whole-episode success before and after training.
+
+    python benchmarks/computersd_learning.py                                    # every run, 3 seeds
+    python benchmarks/computersd_learning.py --runs computersd grpo --seeds 0 --out runs/bench-computersd-learn
+    python benchmarks/computersd_learning.py --report                           # only print finished runs
+
+Every run is ``guirl train computersd --config recipes/computersd_tiny.yaml`` plus the run's overrides and
+``seed=S``; the held-out episodes (``eval_episodes`` per task, seeds from ``eval_seed_start``, greedy,
+``eval_max_steps``) are the same for every run and never trained on. ``start`` is the starting policy as it
+is; ``prompt_only`` is the starting policy with the fixed pre-written guidance in every evaluation prompt.
+Finished runs (``final_eval.json``) are reused, so the script resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPE = ROOT / "recipes" / "computersd_tiny.yaml"
+RUNS = {
+    "computersd": [],
+    "grpo": ["opsd_coef=0"],
+    "grpo_prm": ["opsd_coef=0", "prm_weight=0.1"],
+    "fixed_guidance": ["guidance=fixed"],
+    "no_gate": ["opsd_gate=none"],
+}
+
+
+def evaluate_start(out: Path, overrides: list[str], name: str) -> dict:
+    path = out / f"{name}.json"
+    if not path.exists():
+        from guirl.config import load_config
+        from guirl.trainers.computersd import FIXED_GUIDANCE, ComputerSDConfig
+        from guirl.trainers.online_rl import evaluate_checkpoint, write_json
+
+        cfg = load_config(ComputerSDConfig, RECIPE, overrides)
+        if name == "prompt_only":
+            cfg = cfg.model_copy(update={"eval_guidance": FIXED_GUIDANCE})
+        t0 = time.perf_counter()
+        scores = evaluate_checkpoint(cfg)
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(path, {**scores, "wall_s": time.perf_counter() - t0})
+    return json.loads(path.read_text())
+
+
+def train(out: Path, name: str, seed: int, overrides: list[str], extra: list[str]) -> dict | None:
+    run_dir = out / f"{name}-s{seed}"
+    done = run_dir / "final_eval.json"
+    if not done.exists():
+        cmd = [sys.executable, "-m", "guirl", "train", "computersd", "--config", str(RECIPE), f"output_dir={run_dir}",
+               f"seed={seed}", "report_to=[]", *RUNS[name], *overrides, *extra]
+        print("$", " ".join(cmd[1:]), flush=True)
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+        wall = time.perf_counter() - t0
+        result = json.loads(done.read_text())
+        result["wall_s"] = result.get("wall_s", 0.0) + wall  # a resumed run adds its parts
+        done.write_text(json.dumps(result, indent=1))
+    return json.loads(done.read_text())
+
+
+def row(label: str, results: list[dict], key: str) -> str:
+    values = [r[key] for r in results if key in r]
+    if not values:
+        return f"{label:16s} -"
+    spread = statistics.stdev(values) if len(values) > 1 else 0.0
+    wall = statistics.mean(r.get("wall_s", 0.0) for r in results) / 60
+    return f"{label:16s} {statistics.mean(values):.3f} +- {spread:.3f} (n={len(values)}, {wall:.1f} min/run)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", nargs="+", default=list(RUNS), choices=list(RUNS))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--out", default="runs/bench-computersd-learn")
+    parser.add_argument("--report", action="store_true", help="only print what has finished")
+    parser.add_argument("overrides", nargs="*", help="recipe overrides for every run (e.g. max_steps=30)")
+    args = parser.parse_args()
+    out = ROOT / args.out
+    results: dict[str, list[dict]] = {}
+    results["start"] = [evaluate_start(out, args.overrides, "start")] if not args.report or (out / "start.json").exists() else []
+    results["prompt_only"] = [evaluate_start(out, args.overrides, "prompt_only")] \
+        if not args.report or (out / "prompt_only.json").exists() else []
+    for name in args.runs:
+        results[name] = []
+    for seed in args.seeds:  # seed-major: a partial run has every condition of the first seeds
+        for name in args.runs:
+            done = out / f"{name}-s{seed}" / "final_eval.json"
+            if args.report and not done.exists():
+                continue
+            results[name].append(train(out, name, seed, args.overrides, []))
+    keys = sorted({k for rs in results.values() for r in rs for k in r if k.startswith("eval/success/")})
+    for key in keys:
+        print(f"\nheld-out {key.removeprefix('eval/success/')} (whole episodes, greedy)")
+        for name, rs in results.items():
+            print(row(name, rs, key))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,363 @@
+"""ComputerSD (METHODS.md 2): online multi-turn RL with a GUI analyzer, ``guirl train computersd``.
+
+Per optimiser step, four stages (one after the other with ``mode: sync``; each in its own thread,
+overlapping the optimiser, with ``mode: async``, :mod:`guirl.trainers.async_pipeline`):
+
+1. **rollout**: ``batch_size`` (task, seed) pairs, ``group_size`` episodes each, played online in
+   lock-step (:func:`guirl.rollout.online.run_online`: one engine call per step across every live
+   episode; the post-action observation and the policy version in every step record);
+2. **analysis**: the GUI analyzer (:mod:`guirl.judges.analyzer`, any registered judge with the
+   ``analyzer`` role) judges every executed step, ``analyzer_votes`` times; the step value
+   ``s`` in {+1, -1, 0} (0: a tie or no readable verdict: the step's OPSD term is masked, counted);
+   a call that fails or exceeds ``analyzer_timeout_s`` is one unreadable vote;
+3. **privileged rescoring**: the teacher is the policy itself with the analyzer's guidance appended to
+   the last user turn (``[PRIVILEGED_ACTION_GUIDANCE]`` / ``Guide:`` / ``Avoid:``); it scores the step's
+   own tokens: ``log pi(y | h+)``;
+4. **update**: ``L = L_GRPO + opsd_coef * L_OPSD``: trajectory-level GRPO on the environment's outcome
+   (success 1 / 0, plus ``prm_weight * sum_t s_t`` for the GRPO + PRM baseline) broadcast to every token
+   of every step, the clipped loss against the behaviour log-probs, KL to the reference (``kl_coef``);
+   value-gated OPSD (:func:`guirl.algorithms.opsd.value_gated_opsd_loss`, paper or code form).
+
+Baselines and ablations are configurations: outcome-only GRPO ``opsd_coef=0``; GRPO + PRM
+``opsd_coef=0 prm_weight=...``; fixed guidance ``guidance=fixed``; gates ``opsd_gate=hard|reverse|none``;
+prompt-only is an evaluation with ``eval_guidance`` and no training. Episodes that crash are lost alone
+(counted in ``rollout/crashed``); finished ones are trained on.
+
+Asynchronous mode: rollouts, analysis and rescoring use model replicas that load the weights the
+trainer publishes after every update; each sample keeps the version that generated it, an item more
+than ``max_staleness`` versions old is dropped (or kept, ``stale_policy=importance``); staleness is logged.
+Resume restores the trainer exactly in sync mode; in async mode the rollouts after a resume differ
+(thread timing decides which version generated which batch).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import torch
+from pydantic import Field
+
+from guirl.trainers.core import TrainerConfig
+
+FIXED_GUIDANCE = ("Guide: read the task, find the element it names on the current screen and act on that element.\n"
+                  "Avoid: repeating an action that did not change the screen.")
+
+
+class ComputerSDConfig(TrainerConfig):
+    model: str = Field("checkpoints/computersd-start-tiny", description="starting policy (it should read hints)")
+    env: str = Field("sim", description="registered environment (sim, miniwob, ...)")
+    env_kwargs: dict[str, Any] = Field(default_factory=lambda: {"preset": "coarse"},
+                                       description="environment arguments")
+    env_backend: Literal["local", "process", "ray"] = Field(
+        "local", description="where training environments run: this process, worker processes or Ray actors (one "
+        "per live episode: batch_size x grad_accum x group_size workers); evaluation runs them in this process")
+    tasks: list[str] = Field(default_factory=lambda: ["desktop.open_file"], description="training task names")
+    train_seeds: int = Field(1000, gt=0, description="episode seeds 0..N-1 of every training task")
+    group_size: int = Field(8, ge=2, description="G: episodes per (task, seed)")
+    max_episode_steps: int = Field(30, gt=0, description="step limit of a training episode (paper: 30)")
+    format: str | None = Field(None, description="output format (default: the model's PromptSpec)")
+    history_window: int | None = Field(None, ge=0, description="previous steps in the prompt (default: the model's)")
+    history_images: int | None = Field(None, ge=0, description="of which keep screenshots (paper: 3)")
+    temperature: float = Field(1.0, gt=0, description="rollout sampling temperature")
+    top_p: float = Field(1.0, gt=0, le=1, description="nucleus mass")
+    max_new_tokens: int = Field(64, gt=0, description="completion length limit")
+    # analysis and OPSD
+    analyzer: str = Field("ground_truth_analyzer", description="registered judge answering the analyzer role")
+    analyzer_kwargs: dict[str, Any] = Field(default_factory=dict, description="judge constructor arguments")
+    analyzer_votes: int = Field(1, ge=1, description="analyzer calls per step (majority vote)")
+    analyzer_timeout_s: float = Field(60.0, gt=0, description="seconds per analyzer call before it counts as failed")
+    analyzer_workers: int = Field(4, ge=1, description="analyzer calls in flight")
+    guidance: Literal["realtime", "fixed"] = Field("realtime", description="analyzer guidance or FIXED_GUIDANCE")
+    fixed_guidance: str = Field(FIXED_GUIDANCE, description="the pre-written guidance of guidance=fixed")
+    opsd_coef: float = Field(0.01, ge=0, description="lambda_OPSD (0: outcome-only GRPO)")
+    opsd_beta: float = Field(5.0, ge=0, description="beta_gate")
+    opsd_gate: Literal["sigmoid", "hard", "reverse", "none"] = Field("sigmoid", description="gate ablation")
+    opsd_variant: Literal["paper", "code"] = Field("paper", description="eq. 7 as written, or the authors' code")
+    opsd_judge_direction: bool = Field(True, description="False: SEED mode (s replaced by +1 on scored steps)")
+    opsd_loss: Literal["sampled", "topk"] = Field(
+        "sampled", description="sampled-token value-gated OPSD (paper eq. 7), or the code's top-k + tail reverse KL "
+        "to the privileged distribution gated by the KL itself (the step value only masks)")
+    opsd_topk: int = Field(50, gt=0, description="k of opsd_loss=topk (the privileged side keeps k log-probs per token)")
+    prm_weight: float = Field(0.0, description="GRPO + PRM baseline: reward += prm_weight * sum_t s_t")
+    # the GRPO part
+    advantage: str = Field("grpo", description="registered advantage estimator over each group's trajectories")
+    policy_loss: str = Field("clipped", description="registered policy loss")
+    clip_eps_low: float = Field(0.2, ge=0)
+    clip_eps_high: float = Field(0.2, ge=0)
+    loss_agg_mode: str = Field("token-mean", description="aggregate_loss mode")
+    kl_coef: float = Field(0.01, ge=0, description="KL to the reference policy (paper: 0.01)")
+    kl_estimator: Literal["k1", "k2", "k3"] = Field("k3")
+    micro_batch_size: int = Field(8, gt=0, description="step samples per forward/backward pass")
+    engine_max_rows: int = Field(64, gt=0, description="rows per batched generation pass")
+    lora_rank: int = Field(0, ge=0, description="LoRA rank (0 = full fine-tuning)")
+    # pipeline
+    mode: Literal["sync", "async"] = Field("sync", description="stages one after the other, or overlapped")
+    max_staleness: int = Field(2, ge=0, description="most policy versions a trained-on batch may lag (async: "
+                               "also the batches in flight, so 2 lets rollout, analysis + rescoring and the update overlap)")
+    stale_policy: Literal["drop", "importance"] = Field("drop", description="what happens beyond max_staleness")
+    # held-out evaluation (whole episodes, greedy)
+    eval_tasks: list[str] | None = Field(None, description="held-out tasks (default: the training tasks)")
+    eval_episodes: int = Field(0, ge=0, description="held-out episodes per task (0 = no evaluation)")
+    eval_seed_start: int = Field(100_000, ge=0, description="first held-out seed (never a training seed)")
+    eval_max_steps: int = Field(50, gt=0, description="step limit of an evaluation episode (paper: 50)")
+    eval_guidance: str | None = Field(None, description="prompt-only baseline: this guidance in every eval prompt")
+
+
+@dataclass
+class Batch:
+    trajectories: list
+    version: int
+    timings: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, float] = field(default_factory=dict)
+
+
+class ComputerSD:
+    """The stage functions (shared by both modes) and the trainer-side scoring."""
+
+    def __init__(self, cfg: ComputerSDConfig, policy):
+        from guirl.judges import make_judge
+
+        self.cfg, self.policy = cfg, policy
+        self.items = [(task, seed) for task in cfg.tasks for seed in range(cfg.train_seeds)]
+        self.needs_analysis = cfg.opsd_coef > 0 or cfg.prm_weight != 0
+        self.needs_rescoring = cfg.opsd_coef > 0
+        self.analyzer = make_judge(cfg.analyzer, **cfg.analyzer_kwargs) if self.needs_analysis else None
+
+    # -- stage 1 ----------------------------------------------------------------------------------
+    def specs(self, drawn: list[tuple[str, int]]):
+        from guirl.rollout.runner import EpisodeSpec
+
+        return [EpisodeSpec(task=t, seed=s, group=g) for t, s in drawn for g in range(self.cfg.group_size)]
+
+    def rollout(self, engine, envs, drawn, version: int, seed: int) -> Batch:
+        from guirl.rollout.engine import SamplingParams
+        from guirl.rollout.online import run_online
+
+        cfg = self.cfg
+        params = SamplingParams(n=1, temperature=cfg.temperature, top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens,
+                                seed=seed)
+        t0 = time.perf_counter()
+        trajs, timings = run_online(engine, self.policy, envs, self.specs(drawn), params, cfg.max_episode_steps)
+        timings["rollout_s"] = time.perf_counter() - t0
+        return Batch(trajs, version, timings, {"rollout/crashed": float(sum(t.crashed for t in trajs))})
+
+    # -- stage 2 ----------------------------------------------------------------------------------
+    def requests(self, tr) -> list:
+        from guirl.judges.analyzer import acted_element, analyzer_request
+        from guirl.models.guidance import pointed_reference
+        from guirl.models.prompts import written_action
+
+        fmt = self.policy.prompt.fmt
+        out, history = [], []
+        for step in tr.steps:
+            action = step.action
+            refs = []
+            for a in step.before.valid_actions or []:
+                try:
+                    refs.append({"description": a.description or a.type.value,
+                                 "written": written_action(pointed_reference(a), fmt, step.frame)})
+                except ValueError:  # the format cannot write this action
+                    continue
+            effective = step.info.get("advancing", step.info.get("success")) if action is not None else False
+            out.append(analyzer_request(
+                tr.instruction, history, step.sample.text,
+                action.model_dump(mode="json", exclude_none=True) if action is not None else None,
+                before=step.before.screenshot, after=step.after.screenshot, effective=effective,
+                element=acted_element(action.point if action is not None else None, step.before.a11y),
+                guide_actions=refs, taken=action.description if action is not None and action.description else
+                (f"{action.type.value} at {list(action.point)}" if action is not None and action.point else None)))
+            history.append(step.sample.text)
+        return out
+
+    def call_analyzer(self, requests: list) -> tuple[list[list], int]:
+        """``analyzer_votes`` answers per request, None where a call raised or ran past ``analyzer_timeout_s``
+        (measured from the call's own start); the number of such calls."""
+        cfg = self.cfg
+        results: list[list] = [[None] * cfg.analyzer_votes for _ in requests]
+        started: dict[tuple[int, int], float] = {}
+
+        def call(key, request):
+            started[key] = time.perf_counter()
+            return self.analyzer(request)
+
+        pool = cf.ThreadPoolExecutor(max_workers=cfg.analyzer_workers, thread_name_prefix="guirl-analyzer")
+        futures = {pool.submit(call, (i, v), r): (i, v) for i, r in enumerate(requests) for v in range(cfg.analyzer_votes)}
+        pending, failed = set(futures), 0
+        try:
+            while pending:
+                done, pending = cf.wait(pending, timeout=0.05, return_when=cf.FIRST_COMPLETED)
+                for fut in done:
+                    i, v = futures[fut]
+                    try:
+                        results[i][v] = fut.result()
+                    except Exception:  # noqa: BLE001 - a failed call is an unreadable vote
+                        failed += 1
+                now = time.perf_counter()
+                late = {f for f in pending if futures[f] in started and now - started[futures[f]] > cfg.analyzer_timeout_s}
+                failed += len(late)
+                pending -= late
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)  # a hung call is abandoned, not waited for
+        return results, failed
+
+    def analyze(self, batch: Batch) -> Batch:
+        from guirl.judges.analyzer import chosen_verdict, guidance_block_of, read_votes, step_value
+
+        if not self.needs_analysis:
+            return batch
+        cfg = self.cfg
+        t0 = time.perf_counter()
+        steps = [s for tr in batch.trajectories if not tr.crashed for s in tr.steps]
+        requests = [r for tr in batch.trajectories if not tr.crashed for r in self.requests(tr)]
+        results, failed = self.call_analyzer(requests)
+        masked = 0
+        for step, res in zip(steps, results, strict=True):
+            votes = read_votes(res)
+            step.value = step_value(votes)
+            masked += step.value == 0
+            verdict = chosen_verdict(votes, step.value)
+            step.guidance = (cfg.fixed_guidance if cfg.guidance == "fixed" else guidance_block_of(verdict)) \
+                if step.value else None
+        n = max(1, len(steps))
+        batch.counts |= {"analyzer/failed_calls": float(failed), "analyzer/masked_frac": masked / n,
+                         "analyzer/good_frac": sum(s.value > 0 for s in steps) / n}
+        batch.timings["analysis_s"] = time.perf_counter() - t0
+        return batch
+
+    # -- stage 3 ----------------------------------------------------------------------------------
+    @torch.no_grad()
+    def rescore(self, model, batch: Batch) -> Batch:
+        from guirl.models.scoring import encode_prompt, score_completions
+        from guirl.rollout.history import window_prompt
+
+        if not self.needs_rescoring:
+            return batch
+        cfg, policy = self.cfg, self.policy
+        t0 = time.perf_counter()
+        steps = [s for tr in batch.trajectories if not tr.crashed for s in tr.steps if s.value and s.guidance]
+        was_training = model.training
+        model.eval()
+        for i in range(0, len(steps), cfg.micro_batch_size):
+            chunk = steps[i : i + cfg.micro_batch_size]
+            prompts = [encode_prompt(policy.processor, window_prompt(policy.prompt, s.frame, s.before.instruction,
+                                                                     s.before.screenshot, s.window, guidance=s.guidance))
+                       for s in chunk]
+            topk = cfg.opsd_topk if cfg.opsd_loss == "topk" else 0
+            out = score_completions(model, policy.processor, prompts, [s.sample.completion_ids for s in chunk],
+                                    temperature=cfg.temperature, top_k=topk)
+            for j, s in enumerate(chunk):
+                n = s.sample.num_tokens
+                s.sample.teacher_logprobs = out.logprobs[j, :n].tolist()
+                s.sample.teacher_prompt = prompts[j]
+                if topk:  # O(k) numbers per token: the ids and the privileged log-probs of its top-k
+                    s.sample.extra["teacher_topk"] = (out.topk_ids[j, :n].clone(), out.topk_logprobs[j, :n].clone())
+        model.train(was_training)
+        batch.counts["opsd/rescored_steps"] = float(len(steps))
+        batch.timings["rescore_s"] = time.perf_counter() - t0
+        return batch
+
+    # -- trainer side -----------------------------------------------------------------------------
+    def score(self, batch: Batch) -> tuple[list, dict[str, float]]:
+        """Trajectory rewards, per-group advantages broadcast to every step sample."""
+        from guirl.algorithms import get_adv_est
+
+        cfg = self.cfg
+        groups: dict[str, list] = {}
+        for tr in batch.trajectories:
+            tr.reward = float(tr.success) + cfg.prm_weight * sum(s.value for s in tr.steps)
+            if not tr.crashed and tr.steps:
+                groups.setdefault(tr.group_id, []).append(tr)
+        samples = []
+        for members in groups.values():
+            rewards = torch.tensor([tr.reward for tr in members], dtype=torch.float64)
+            if len(members) > 1:
+                adv, _ = get_adv_est(cfg.advantage)(rewards, len(members))
+            else:
+                adv = torch.zeros(1, dtype=torch.float64)
+            for tr, a in zip(members, adv.tolist(), strict=True):
+                for s in tr.steps:
+                    s.sample.advantage, s.sample.reward = a, tr.reward
+                    s.sample.extra["value"] = s.value if s.sample.teacher_logprobs is not None else 0
+                    samples.append(s.sample)
+        trajs = batch.trajectories
+        n = max(1, len(trajs))
+        metrics = {"rollout/success": sum(t.success for t in trajs) / n,
+                   "rollout/steps_mean": sum(len(t.steps) for t in trajs) / n,
+                   "rollout/trajectories": float(len(trajs)),
+                   "rollout/parse_fail_frac": sum(s.action is None for t in trajs for s in t.steps)
+                   / max(1, sum(len(t.steps) for t in trajs)),
+                   "rewards/total_mean": sum(t.reward for t in trajs) / n,
+                   "sampling/step_samples": float(len(samples)),
+                   "sampling/groups_equal_reward_frac": sum(len({t.reward for t in g}) == 1 for g in groups.values())
+                   / max(1, len(groups)),
+                   "completions/mean_length": sum(s.num_tokens for s in samples) / max(1, len(samples)),
+                   **batch.counts, **{f"time/{k}" if not k.startswith("time/") else k: v
+                                      for k, v in batch.timings.items()}}
+        return samples, metrics
+
+
+def computersd_loss(model, processor, batch: list, step_batches: list[list], cfg: ComputerSDConfig):
+    """``L_GRPO + opsd_coef * L_OPSD`` of one micro-batch, normalised by the whole optimiser step."""
+    from guirl.algorithms import get_policy_loss, masked_mean
+    from guirl.algorithms.opsd import value_gated_opsd_loss
+    from guirl.rollout.sample import loss_mask, padded, token_advantages
+    from guirl.trainers.rl_common import score_samples
+
+    if not batch:
+        return sum(p.sum() for p in model.parameters() if p.requires_grad) * 0.0, {}
+    everything = [s for b in step_batches for s in b if s.trainable]
+    num_tokens = float(sum(s.num_tokens for s in everything))
+    topk = [s.extra.get("teacher_topk") for s in batch] if cfg.opsd_coef and cfg.opsd_loss == "topk" else None
+    topk = topk if topk and any(t is not None for t in topk) else None  # None: no privileged top-k in this batch
+    gather = _stack_topk([t[0] if t is not None else None for t in topk], batch, torch.long) if topk else None
+    out = score_samples(model, processor, batch, cfg.temperature, entropy=True, gather_ids=gather)
+    dev = out.logprobs.device
+    mask = loss_mask(batch).to(dev) * out.mask
+    old = padded([s.behaviour_logprobs for s in batch]).to(dev)
+    ref = padded([s.ref_logprobs for s in batch]).to(dev) if cfg.kl_coef else None
+    loss, metrics = get_policy_loss(cfg.policy_loss)(
+        out.logprobs, old, token_advantages(batch).to(dev), mask, ref_logprobs=ref, num_tokens=max(num_tokens, 1.0),
+        num_sequences=float(max(1, len(everything))), clip_eps_low=cfg.clip_eps_low, clip_eps_high=cfg.clip_eps_high,
+        loss_agg_mode=cfg.loss_agg_mode, kl_coef=cfg.kl_coef, kl_estimator=cfg.kl_estimator,
+        max_tokens=cfg.max_new_tokens)
+    metrics["policy/entropy"] = float(masked_mean(out.entropy.detach(), mask))
+    scored = [s for s in everything if s.extra.get("value")]
+    if cfg.opsd_coef and scored and topk:
+        from guirl.algorithms.opsd import gated_bucket_kl_loss
+
+        values = torch.tensor([float(s.extra.get("value", 0)) for s in batch], device=dev)
+        priv_top = _stack_topk([t[1] if t is not None else None for t in topk], batch, torch.float32).to(dev)
+        vocab = getattr(getattr(processor, "tokenizer", None), "vocab_size", None) or 1 << 30
+        opsd, opsd_metrics = gated_bucket_kl_loss(
+            out.gathered_logprobs, priv_top, mask, beta=cfg.opsd_beta, gate=cfg.opsd_gate, step_values=values,
+            loss_agg_mode=cfg.loss_agg_mode, num_tokens=float(sum(s.num_tokens for s in scored)),
+            num_sequences=float(len(scored)), with_tail=cfg.opsd_topk < vocab)
+        loss = loss + cfg.opsd_coef * opsd
+        metrics |= opsd_metrics
+    elif cfg.opsd_coef and scored and cfg.opsd_loss == "sampled":
+        priv = padded([s.teacher_logprobs or [0.0] * s.num_tokens for s in batch]).to(dev)
+        values = torch.tensor([float(s.extra.get("value", 0)) for s in batch], device=dev)
+        opsd, opsd_metrics = value_gated_opsd_loss(
+            out.logprobs, priv, values, mask, beta_gate=cfg.opsd_beta, gate=cfg.opsd_gate, variant=cfg.opsd_variant,
+            judge_direction=cfg.opsd_judge_direction, loss_agg_mode=cfg.loss_agg_mode,
+            num_tokens=float(sum(s.num_tokens for s in scored)), num_sequences=float(len(scored)))
+        loss = loss + cfg.opsd_coef * opsd
+        metrics |= opsd_metrics
+    return loss, metrics
+
+
+def _stack_topk(rows: list, batch: list, dtype) -> torch.Tensor:
+    """``[N, T, k]`` of per-sample ``[T_i, k]`` tensors (zeros for a sample without, padded on T)."""
+    k = next(r.shape[-1] for r in rows if r is not None)
+    width = max(s.num_tokens for s in batch)
+    out = torch.zeros(len(batch), width, k, dtype=dtype)
+    for i, r in enumerate(rows):
+        if r is not None:
+            out[i, : r.shape[0]] = r.to(dtype)
+    return out
+
+
+__all__ = ["FIXED_GUIDANCE", "Batch", "ComputerSD", "ComputerSDConfig", "computersd_loss"]
