@@ -3,6 +3,7 @@
     python benchmarks/computersd_learning.py                                    # every run, 3 seeds
     python benchmarks/computersd_learning.py --runs computersd grpo --seeds 0 --out runs/bench-computersd-learn
     python benchmarks/computersd_learning.py --report                           # only print finished runs
+    python benchmarks/computersd_learning.py --reeval 50                        # finished runs on 50 episodes per task
 
 Every run is ``guirl train computersd --config recipes/computersd_tiny.yaml`` plus the run's overrides and
 ``seed=S``; the held-out episodes (``eval_episodes`` per task, seeds from ``eval_seed_start``, greedy,
@@ -32,8 +33,10 @@ RUNS = {
 }
 
 
-def evaluate_start(out: Path, overrides: list[str], name: str) -> dict:
-    path = out / f"{name}.json"
+def evaluate_start(out: Path, overrides: list[str], name: str, episodes: int | None = None) -> dict:
+    path = out / (f"{name}.json" if episodes is None else f"{name}-eval{episodes}.json")
+    if episodes is not None:
+        overrides = [*overrides, f"eval_episodes={episodes}"]
     if not path.exists():
         from guirl.config import load_config
         from guirl.trainers.computersd import FIXED_GUIDANCE, ComputerSDConfig
@@ -46,6 +49,26 @@ def evaluate_start(out: Path, overrides: list[str], name: str) -> dict:
         scores = evaluate_checkpoint(cfg)
         out.mkdir(parents=True, exist_ok=True)
         write_json(path, {**scores, "wall_s": time.perf_counter() - t0})
+    return json.loads(path.read_text())
+
+
+def reevaluate(out: Path, name: str, seed: int, overrides: list[str], episodes: int) -> dict | None:
+    """A finished run's final model on ``episodes`` held-out episodes per task (a larger evaluation than the
+    one at the end of training; the same seeds for every run)."""
+    run_dir = out / f"{name}-s{seed}"
+    path = run_dir / f"final_eval{episodes}.json"
+    if not path.exists():
+        if not (run_dir / "final_eval.json").exists():
+            return None
+        from guirl.config import load_config
+        from guirl.trainers.computersd import ComputerSDConfig
+        from guirl.trainers.online_rl import evaluate_checkpoint, write_json
+
+        cfg = load_config(ComputerSDConfig, RECIPE, [*overrides, f"model={run_dir / 'final'}",
+                                                     f"eval_episodes={episodes}"])
+        scores = evaluate_checkpoint(cfg)
+        trained = json.loads((run_dir / "final_eval.json").read_text())
+        write_json(path, {**scores, "wall_s": trained.get("wall_s", 0.0)})
     return json.loads(path.read_text())
 
 
@@ -65,13 +88,26 @@ def train(out: Path, name: str, seed: int, overrides: list[str], extra: list[str
     return json.loads(done.read_text())
 
 
-def row(label: str, results: list[dict], key: str) -> str:
+def cell(results: list[dict], key: str) -> str:
     values = [r[key] for r in results if key in r]
     if not values:
-        return f"{label:16s} -"
+        return "-"
     spread = statistics.stdev(values) if len(values) > 1 else 0.0
-    wall = statistics.mean(r.get("wall_s", 0.0) for r in results) / 60
-    return f"{label:16s} {statistics.mean(values):.3f} +- {spread:.3f} (n={len(values)}, {wall:.1f} min/run)"
+    return f"{statistics.mean(values):.3f} +- {spread:.3f}" if len(values) > 1 else f"{values[0]:.3f}"
+
+
+def table(results: dict[str, list[dict]]) -> str:
+    """Markdown: one row per condition, held-out success overall and per task (mean +- sd over seeds)."""
+    keys = sorted({k for rs in results.values() for r in rs for k in r if k.startswith("eval/success/")})
+    keys = ["eval/success/all"] + [k for k in keys if k != "eval/success/all"]
+    head = ["condition", "seeds"] + [k.removeprefix("eval/success/") for k in keys] + ["wall min / run"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, rs in results.items():
+        if not rs:
+            continue
+        wall = statistics.mean(r.get("wall_s", 0.0) for r in rs) / 60
+        lines.append("| " + " | ".join([name, str(len(rs))] + [cell(rs, k) for k in keys] + [f"{wall:.1f}"]) + " |")
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -80,9 +116,19 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--out", default="runs/bench-computersd-learn")
     parser.add_argument("--report", action="store_true", help="only print what has finished")
+    parser.add_argument("--reeval", type=int, default=None, metavar="N",
+                        help="only evaluate the starting policy and every finished run on N episodes per task")
     parser.add_argument("overrides", nargs="*", help="recipe overrides for every run (e.g. max_steps=30)")
     args = parser.parse_args()
     out = ROOT / args.out
+    if args.reeval:
+        results = {"start": [evaluate_start(out, args.overrides, "start", args.reeval)],
+                   "prompt_only": [evaluate_start(out, args.overrides, "prompt_only", args.reeval)]}
+        for name in args.runs:
+            results[name] = [r for seed in args.seeds if (r := reevaluate(out, name, seed, args.overrides, args.reeval))]
+        print(f"held-out whole-episode success (greedy, {args.reeval} episodes per task), mean +- sd over seeds")
+        print(table(results))
+        return
     results: dict[str, list[dict]] = {}
     results["start"] = [evaluate_start(out, args.overrides, "start")] if not args.report or (out / "start.json").exists() else []
     results["prompt_only"] = [evaluate_start(out, args.overrides, "prompt_only")] \
@@ -95,11 +141,8 @@ def main() -> None:
             if args.report and not done.exists():
                 continue
             results[name].append(train(out, name, seed, args.overrides, []))
-    keys = sorted({k for rs in results.values() for r in rs for k in r if k.startswith("eval/success/")})
-    for key in keys:
-        print(f"\nheld-out {key.removeprefix('eval/success/')} (whole episodes, greedy)")
-        for name, rs in results.items():
-            print(row(name, rs, key))
+    print("held-out whole-episode success (greedy), mean +- sd over seeds")
+    print(table(results))
 
 
 if __name__ == "__main__":
