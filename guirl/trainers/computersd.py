@@ -161,7 +161,9 @@ class ComputerSD:
                                  "written": written_action(pointed_reference(a), fmt, step.frame)})
                 except ValueError:  # the format cannot write this action
                     continue
-            effective = step.info.get("advancing", step.info.get("success")) if action is not None else False
+            # the oracle's verdict (the built-in world's info["advancing"]); None where the environment has no
+            # oracle (MiniWoB++): the ground-truth analyzer then refuses and the step is masked
+            effective = step.info.get("advancing") if action is not None else False
             out.append(analyzer_request(
                 tr.instruction, history, step.sample.text,
                 action.model_dump(mode="json", exclude_none=True) if action is not None else None,
