@@ -391,3 +391,20 @@ def test_the_http_analyzer_backend_in_the_analysis_stage(agent):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_training_scores_exactly_the_rollout_tokens_under_the_rollout_prompt(agent):
+    # the behaviour log-probs the engine sampled with equal those the loss computes from the stored prompt
+    from guirl.trainers.rl_common import score_samples
+
+    policy, engine = agent
+    engine.update_weights(policy.model, 0)
+    specs = [EpisodeSpec(task="desktop.open_file", seed=8, group=g) for g in range(2)]
+    trajs, _ = run_online(engine, policy, EnvSlots(lambda: SimEnv(preset="coarse")), specs,
+                          SamplingParams(temperature=1.0, max_new_tokens=48, seed=5), max_steps=3)
+    samples = [st.sample for tr in trajs for st in tr.steps]
+    assert len(samples) >= 3 and len({id(s.prompt) for s in samples}) == len(samples)
+    with torch.no_grad():
+        out = score_samples(policy.model.eval(), policy.processor, samples, 1.0)
+    for i, s in enumerate(samples):
+        assert out.logprobs[i, : s.num_tokens].tolist() == pytest.approx(s.behaviour_logprobs, abs=2e-4)

@@ -101,7 +101,7 @@ def _discard(env: Any) -> None:
 
 class PoolBase:
     """What both pool backends share: ``call`` and the timeout sweep over ``_pending`` (worker ->
-    ``(command, submitted, ...)``); subclasses give ``submit``, ``wait``, ``_fail`` and ``timeout_s``."""
+    ``(command, submitted, ...)``); subclasses give ``submit``, ``wait``, ``close``, ``_fail`` and ``timeout_s``; both are context managers."""
 
     _pending: dict[int, tuple]
     timeout_s: float
@@ -114,6 +114,12 @@ class PoolBase:
                 if result.worker == worker:
                     return result
                 raise RuntimeError("call() used while other commands were pending; use submit()/wait()")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
     def _expire(self) -> list[PoolResult]:
         """Fail (and restart, through ``_fail``) every worker whose command has run past ``timeout_s``."""
@@ -214,12 +220,6 @@ class EnvPool(PoolBase):
         self._finalizer()  # runs _shutdown once
         self._pending.clear()
         self._ready.clear()
-
-    def __enter__(self) -> EnvPool:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def _start(self, worker: int) -> None:
         parent, child = self._ctx.Pipe()

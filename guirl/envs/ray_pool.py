@@ -208,12 +208,6 @@ class RayEnvPool(PoolBase):
         self._finalizer()  # runs _shutdown once
         self._pending.clear()
 
-    def __enter__(self) -> RayEnvPool:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
     def _start(self, worker: int) -> None:
         actor = _RemoteEnvActor.options(**self._options).remote(self.env_name, self.env_kwargs)
         self._actors[worker] = actor
