@@ -83,20 +83,28 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from guirl.actions.frames import Frame
-from guirl.actions.types import Action, ActionType, Box
+from guirl.actions.types import Action, ActionType
 from guirl.data.adapters._common import (
     AdapterError,
     direction_from_finger,
-    image_ref,
     load_json_or_jsonl,
-    numbers,
     record_error,
     require,
+)
+
+# the helpers both layouts share live in aitw_checks; their names are re-exported from here
+from guirl.data.adapters.aitw_checks import (  # noqa: F401
+    Norm,
+    NormBox,
+    SwapCheck,
+    boxes_yxhw,
+    checked_image,
+    non_pointer_action,
+    normalised,
+    px_box,
 )
 from guirl.data.schema import A11yNode, Episode, ImageRef, Step
 
@@ -105,146 +113,19 @@ LAYOUTS = ("auto", "tfrecord", "seeclick")
 SWAP_CHECKS = ("subset", "step", "off")
 MISSING_IMAGES = ("error", "skip")
 SEECLICK_SUBSETS = ("general", "single", "webshopping", "install", "googleapps")
-_SIMPLE = {5: ActionType.BACK, 6: ActionType.HOME, 7: ActionType.ENTER}
 _SEECLICK_SCROLLS = {"scroll down": "down", "scroll up": "up", "scroll left": "left", "scroll right": "right"}
-_EPS = 1e-6  # containment tolerance in normalised units (AITW's test is inclusive)
-
-Norm = tuple[float, float]  # a normalised (x, y) point
-NormBox = tuple[float, float, float, float]  # a normalised (x1, y1, x2, y2) box
-
-
-# -- shared checks -------------------------------------------------------------------------
-
-
-
-def _non_pointer_action(kind: int, typed: Callable[[], str]) -> Action | None:
-    """AITW's action ids other than DUAL_POINT (both layouts use them); None for an unknown id."""
-    if kind == 3:
-        return Action(type=ActionType.TYPE, text=typed())
-    if kind in _SIMPLE:
-        return Action(type=_SIMPLE[kind])
-    if kind in (10, 11):
-        return Action(type=ActionType.TERMINATE, status="success" if kind == 10 else "failure")
-    return None
-
-def _normalised(value: Any, first: str, file: Path, where: str, field: str, shot: ImageRef | None) -> Norm:
-    """A normalised 2-vector given ``first``-coordinate first (``"x"`` or ``"y"``), as (x, y)."""
-    a, b = numbers(value, 2, file, where, field)
-    x, y = (a, b) if first == "x" else (b, a)
-    if not (0 <= x <= 1 and 0 <= y <= 1):
-        order = "[x, y]" if first == "x" else "[y, x]"
-        hint = ""
-        if shot is not None and max(a, b) > 1 and min(a, b) >= 0:
-            hint = f" (these look like pixels of the {shot.width}x{shot.height} screenshot)"
-        raise record_error(file, where, f"field '{field}' {value!r} is not a normalised {order} in 0-1{hint}")
-    return (x, y)
-
-
-def _boxes_yxhw(flat: Any, file: Path, where: str, field: str) -> list[NormBox]:
-    """A flat list of AITW ``(y, x, height, width)`` normalised boxes as (x1, y1, x2, y2)."""
-    if flat is None:
-        return []
-    if not isinstance(flat, list) or len(flat) % 4:
-        raise record_error(file, where, f"field '{field}' must hold 4 numbers per element (y, x, height, width)")
-    boxes = []
-    for j in range(len(flat) // 4):
-        y, x, h, w = numbers(flat[4 * j : 4 * j + 4], 4, file, where, f"{field}[{4 * j}:{4 * j + 4}]")
-        if h < 0 or w < 0 or not all(-0.01 <= v <= 1.01 for v in (y, x, y + h, x + w)):
-            raise record_error(
-                file, where, f"field '{field}' element {j} {[y, x, h, w]!r} is not a normalised "
-                "(y, x, height, width) box in 0-1"
-            )
-        boxes.append((x, y, x + w, y + h))
-    return boxes
-
-
-def _inside(p: Norm, boxes: list[NormBox]) -> NormBox | None:
-    for b in boxes:
-        if b[0] - _EPS <= p[0] <= b[2] + _EPS and b[1] - _EPS <= p[1] <= b[3] + _EPS:
-            return b
-    return None
-
-
-def _px_box(b: NormBox, screen: Frame) -> Box:
-    unit = Frame.unit()
-    x1, y1 = unit.convert_point(b[:2], screen)
-    x2, y2 = unit.convert_point(b[2:], screen)
-    return (x1, y1, x2, y2)
-
-
-def _yxhw(b: NormBox) -> list[float]:
-    return [round(v, 4) for v in (b[1], b[0], b[3] - b[1], b[2] - b[0])]
-
-
-class _SwapCheck:
-    """Tally of taps / scrolls that fit as given vs only with x and y swapped (see module doc)."""
-
-    def __init__(self, mode: str, file: Path, scope: str, expected: str):
-        self.mode, self.file, self.scope, self.expected = mode, file, scope, expected
-        self.fits = 0
-        self.swapped: list[tuple[str, str]] = []
-
-    def tap(self, point: Norm, boxes: list[NormBox], where: str) -> bool:
-        """Record a tap; True when it falls in no box (flag it)."""
-        if not boxes:
-            return False
-        if _inside(point, boxes):
-            self.fits += 1
-            return False
-        hit = _inside((point[1], point[0]), boxes)
-        if hit is not None:
-            self._swapped(where, f"the tap read as (x, y) = ({point[0]:.4g}, {point[1]:.4g}) falls in no annot_position "
-                          f"box, but (x, y) = ({point[1]:.4g}, {point[0]:.4g}) falls in box (y, x, h, w) = {_yxhw(hit)}")
-        return True
-
-    def scroll(self, text_dir: str, touch: Norm, lift: Norm, where: str) -> bool:
-        """Record a scroll whose text names ``text_dir``; True when the finger path disagrees (flag it)."""
-        if direction_from_finger(touch, lift) == text_dir:
-            self.fits += 1
-            return False
-        swapped = direction_from_finger((touch[1], touch[0]), (lift[1], lift[0]))
-        if swapped == text_dir:
-            self._swapped(where, f"the finger path {touch} -> {lift} (x, y) is a '{direction_from_finger(touch, lift)}' "
-                          f"scroll, the text says '{text_dir}', which the path gives with x and y swapped")
-        return True
-
-    def _swapped(self, where: str, detail: str) -> None:
-        if self.mode == "step":
-            raise record_error(self.file, where, f"{detail}: the coordinates look swapped; {self.expected}")
-        self.swapped.append((where, detail))
-
-    def finish(self) -> None:
-        if self.mode == "off" or not self.swapped or len(self.swapped) <= self.fits:
-            return
-        where, detail = self.swapped[0]
-        raise record_error(
-            self.file, where, f"{detail}; in {self.scope}, {len(self.swapped)} taps / scrolls fit only with x and y "
-            f"swapped and {self.fits} fit as given: the coordinates look swapped; {self.expected} "
-            "(swap_check='off' skips this check)"
-        )
-
-
-def _image(root: Path, rel: str, file: Path, where: str, size=None, skip: bool = False) -> ImageRef | None:
-    try:
-        return image_ref(root, rel, file, where, size=size)
-    except AdapterError as err:
-        if skip and not (root / rel).is_file():
-            return None
-        if not (root / rel).is_file():
-            raise AdapterError(f"{err} (or pass missing_images='skip' to step over missing screenshots)") from None
-        raise
 
 
 # -- TFRecord export layout ----------------------------------------------------------------
 
 
-def _tf_action(rec: dict, screen: Frame, boxes: list[NormBox], check: _SwapCheck, file: Path, where: str):
+def _tf_action(rec: dict, screen: Frame, boxes: list[NormBox], check: SwapCheck, file: Path, where: str):
     kind = require(rec, "results/action_type", int, file, where)
     flags: dict = {}
     if kind == 4:
-        touch = _normalised(require(rec, "results/yx_touch", list, file, where), "y", file, where,
+        touch = normalised(require(rec, "results/yx_touch", list, file, where), "y", file, where,
                             "results/yx_touch", None)
-        lift = _normalised(require(rec, "results/yx_lift", list, file, where), "y", file, where,
+        lift = normalised(require(rec, "results/yx_lift", list, file, where), "y", file, where,
                            "results/yx_lift", None)
         unit = Frame.unit()
         # tap vs swipe and the swipe's main axis are decided on normalised values, as
@@ -260,7 +141,7 @@ def _tf_action(rec: dict, screen: Frame, boxes: list[NormBox], check: _SwapCheck
             direction=direction_from_finger(touch, lift),
             frame=screen,
         ), flags
-    action = _non_pointer_action(kind, lambda: require(rec, "results/type_action", str, file, where))
+    action = non_pointer_action(kind, lambda: require(rec, "results/type_action", str, file, where))
     if action is None:
         raise record_error(file, where, f"unknown results/action_type {kind}; AITW uses 3-7, 10, 11")
     return action, flags
@@ -268,7 +149,7 @@ def _tf_action(rec: dict, screen: Frame, boxes: list[NormBox], check: _SwapCheck
 
 def _load_tfrecord(file: Path, records: list, image_dir, swap_check: str, skip: bool) -> list[Episode]:
     root = Path(image_dir) if image_dir is not None else file.parent
-    check = _SwapCheck(swap_check, file, "this file", "AITW's TFRecord layout has touch / lift [y, x] and "
+    check = SwapCheck(swap_check, file, "this file", "AITW's TFRecord layout has touch / lift [y, x] and "
                        "ui_annotations_positions (y, x, h, w); for SeeClick's x-first file pass layout='seeclick'")
     grouped: dict[str, list[tuple[int, Step, str]]] = defaultdict(list)
     skipped: dict[str, int] = defaultdict(int)
@@ -279,12 +160,12 @@ def _load_tfrecord(file: Path, records: list, image_dir, swap_check: str, skip: 
         where = f"record {i} (episode {ep_id} step {step_id})"
         size = (require(rec, "image/width", int, file, where), require(rec, "image/height", int, file, where))
         goal = require(rec, "goal_info", str, file, where)
-        shot = _image(root, require(rec, "image/path", str, file, where), file, where, size=size, skip=skip)
+        shot = checked_image(root, require(rec, "image/path", str, file, where), file, where, size=size, skip=skip)
         if shot is None:
             skipped[ep_id] += 1
             continue
         screen = Frame.screen(*size)
-        boxes = _boxes_yxhw(rec.get("image/ui_annotations_positions", []), file, where,
+        boxes = boxes_yxhw(rec.get("image/ui_annotations_positions", []), file, where,
                             "image/ui_annotations_positions")
         action, flags = _tf_action(rec, screen, boxes, check, file, where)
         texts = rec.get("image/ui_annotations_text") or []
@@ -293,7 +174,7 @@ def _load_tfrecord(file: Path, records: list, image_dir, swap_check: str, skip: 
             raise record_error(file, where, "fields 'image/ui_annotations_text' / '_ui_types' must be lists")
         a11y = [
             A11yNode(id=str(j), role=str(types[j]) if j < len(types) else "UNKNOWN",
-                     text=str(texts[j]) if j < len(texts) else "", box=_px_box(b, screen))
+                     text=str(texts[j]) if j < len(texts) else "", box=px_box(b, screen))
             for j, b in enumerate(boxes)
         ]
         step = Step(index=step_id, screenshot=shot, valid_actions=[action], action=action, a11y=a11y,
@@ -321,7 +202,7 @@ _SEECLICK_EXPECTED = (
 )
 
 
-def _seeclick_action(raw: dict, screen: Frame, shot: ImageRef, boxes: list[NormBox], check: _SwapCheck,
+def _seeclick_action(raw: dict, screen: Frame, shot: ImageRef, boxes: list[NormBox], check: SwapCheck,
                      file: Path, where: str) -> tuple[Action, dict]:
     kind = require(raw, "action_type_id", int, file, where)
     flags: dict = {}
@@ -331,8 +212,8 @@ def _seeclick_action(raw: dict, screen: Frame, shot: ImageRef, boxes: list[NormB
         touch_raw = require(raw, "touch", list, file, where)
         lift_raw = require(raw, "lift", list, file, where)
         if text == "click":
-            touch = _normalised(touch_raw, "x", file, where, "touch", shot)
-            _normalised(lift_raw, "x", file, where, "lift", shot)
+            touch = normalised(touch_raw, "x", file, where, "touch", shot)
+            normalised(lift_raw, "x", file, where, "lift", shot)
             if check.tap(touch, boxes, where):
                 flags["outside_boxes"] = True
             return Action(type=ActionType.CLICK, point=unit.convert_point(touch, screen), frame=screen), flags
@@ -340,8 +221,8 @@ def _seeclick_action(raw: dict, screen: Frame, shot: ImageRef, boxes: list[NormB
             direction = _SEECLICK_SCROLLS[text]
             if touch_raw == [-1, -1] or lift_raw == [-1, -1]:  # no path recorded: the direction only
                 return Action(type=ActionType.SCROLL, direction=direction), flags
-            touch = _normalised(touch_raw, "x", file, where, "touch", shot)
-            lift = _normalised(lift_raw, "x", file, where, "lift", shot)
+            touch = normalised(touch_raw, "x", file, where, "touch", shot)
+            lift = normalised(lift_raw, "x", file, where, "lift", shot)
             if check.scroll(direction, touch, lift, where):
                 flags["finger_disagrees"] = True
             return Action(type=ActionType.SCROLL, point=unit.convert_point(touch, screen),
@@ -350,7 +231,7 @@ def _seeclick_action(raw: dict, screen: Frame, shot: ImageRef, boxes: list[NormB
             file, where, f"action_type_id 4 with action_type_text {text!r}; SeeClick's dual-point steps are "
             f"{['click', *_SEECLICK_SCROLLS]}"
         )
-    action = _non_pointer_action(kind, lambda: require(raw, "type_text", str, file, where))
+    action = non_pointer_action(kind, lambda: require(raw, "type_text", str, file, where))
     if action is None:
         raise record_error(file, where, f"unknown action_type_id {kind}; AITW (and SeeClick) use 3-7, 10, 11")
     return action, flags
@@ -376,7 +257,7 @@ def _load_seeclick(file: Path, records: list, image_dir, swap_check: str, skip: 
         if not isinstance(subset_eps, list):
             raise record_error(file, f"subset {subset}", f"must be a list of episodes (each a list of steps), "
                                f"got {type(subset_eps).__name__}")
-        check = _SwapCheck(swap_check, file, f"subset {subset}", _SEECLICK_EXPECTED)
+        check = SwapCheck(swap_check, file, f"subset {subset}", _SEECLICK_EXPECTED)
         for j, ep in enumerate(subset_eps):
             ewhere = f"subset {subset} episode {j}"
             if not isinstance(ep, list) or not ep:
@@ -392,18 +273,18 @@ def _load_seeclick(file: Path, records: list, image_dir, swap_check: str, skip: 
                 step_goal = require(raw, "goal", str, file, swhere)
                 goal = goal or step_goal
                 name = require(raw, "img_filename", str, file, swhere)
-                shot = _image(root, prefix + (name if name.endswith(".png") else f"{name}.png"), file, swhere,
+                shot = checked_image(root, prefix + (name if name.endswith(".png") else f"{name}.png"), file, swhere,
                               skip=skip)
                 if shot is None:
                     missing += 1
                     continue
                 screen = Frame.screen(shot.width, shot.height)
-                boxes = _boxes_yxhw(raw.get("annot_position"), file, swhere, "annot_position")
+                boxes = boxes_yxhw(raw.get("annot_position"), file, swhere, "annot_position")
                 action, flags = _seeclick_action(raw, screen, shot, boxes, check, file, swhere)
                 extra = {**flags, "action_type_text": raw.get("action_type_text")}
                 if "step" in raw:
                     extra["step"] = raw["step"]
-                a11y = [A11yNode(id=str(k), role="UNKNOWN", box=_px_box(b, screen)) for k, b in enumerate(boxes)]
+                a11y = [A11yNode(id=str(k), role="UNKNOWN", box=px_box(b, screen)) for k, b in enumerate(boxes)]
                 steps.append(Step(index=len(steps), screenshot=shot, valid_actions=[action], action=action,
                                   a11y=a11y, a11y_frame=screen, extra=extra))
             if not steps:
