@@ -258,6 +258,9 @@ def test_cli_run_and_errors(tmp_path, capsys):
     assert args.func(args) == 0
     assert "atg/success_rate" in capsys.readouterr().out
     assert len(read_episodes(out / "episodes.jsonl")) + len(read_episodes(out / "failed.jsonl")) == 1
+    config = json.loads((out / "atg_manifest.json").read_text())["config"]  # no flags: the model's own history (none)
+    assert (config["history_steps"], config["history_images"]) == (0, 0)
+    assert _cli([*argv, "--history-steps", "3", "--history-images", "2"]).history_steps == 3
     with pytest.raises(SystemExit, match="already holds a dataset of ATG trajectories"):
         args.func(_cli(argv))
     with pytest.raises(SystemExit, match="--verifier-params: not valid JSON"):

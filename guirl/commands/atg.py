@@ -53,9 +53,11 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-feedback", action="store_true",
                         help="retry without showing the rejected proposals and reasons (plain resampling)")
     parser.add_argument("--max-steps", type=int, default=18, help="step cap per episode (default 18, Lite-Bench)")
-    parser.add_argument("--history-steps", type=int, default=3, help="previous outputs in the prompt (default 3)")
-    parser.add_argument("--history-images", type=int, default=2,
-                        help="of those, shown with screenshots (default 2, capped at --history-steps)")
+    parser.add_argument("--history-steps", type=int, default=None,
+                        help="previous outputs in the prompt (default: the proposer's own prompt spec; LiteGUI: 3)")
+    parser.add_argument("--history-images", type=int, default=None,
+                        help="of those, shown with screenshots (default: the proposer's spec; LiteGUI: 2; capped at "
+                             "--history-steps)")
     parser.add_argument("--max-new-tokens", type=int, default=80, help="proposal length cap (default 80)")
     parser.add_argument("--world-seed", type=int, default=9_000_000,
                         help="world seed of each task's first episode (then +1); default 9000000, outside gen-data's")
@@ -94,6 +96,14 @@ def run(args: argparse.Namespace) -> int:
     from guirl.judges import make_judge
     from guirl.models.load import load_policy
 
+    if args.history_steps is None or args.history_images is None:  # a model gets the history it was trained with
+        from guirl.models.prompts import PromptSpec
+
+        spec = PromptSpec.load(args.model)
+        if args.history_steps is None:
+            args.history_steps = spec.history_window
+        if args.history_images is None:
+            args.history_images = spec.history_images
     try:
         config = ATGConfig(votes=args.votes, yes_needed=args.yes_needed, retries=args.retries,
                            tie_break=args.tie_break, temperature=args.temperature, feedback=not args.no_feedback,

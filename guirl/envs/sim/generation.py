@@ -53,7 +53,7 @@ class DatasetConfig:
     extra: dict = field(default_factory=dict)
 
 
-class _ImageStore:
+class ImageStore:
     """Saves screenshots under ``root/images`` and returns ImageRefs relative to ``root``."""
 
     def __init__(self, root: Path):
@@ -71,7 +71,7 @@ def _pick(actions: list[Action], rng: random.Random) -> Action:
     return actions[rng.randrange(len(actions))]
 
 
-def expert_episode(env: SimEnv, seed: int, family: str, episode_id: str, images: _ImageStore,
+def expert_episode(env: SimEnv, seed: int, family: str, episode_id: str, images: ImageStore,
                    recovery_prob: float = 0.0) -> tuple[Episode, list[Episode]]:
     """Roll the oracle expert out on one seeded task; also returns error-recovery episodes."""
     obs = env.reset(seed=seed, options={"task": family})
@@ -103,7 +103,7 @@ def expert_episode(env: SimEnv, seed: int, family: str, episode_id: str, images:
 
 
 def _recovery_pair(env: SimEnv, step: Step, ref: ImageRef, rng: random.Random, base_id: str,
-                   images: _ImageStore) -> list[Episode]:
+                   images: ImageStore) -> list[Episode]:
     """ERROR_ESCAPE and BACK_ON_TRACK episodes for one wrong action at the env's current state."""
     oracle, world, state = env.oracle, env.world, env.state
     here = state_key(state)
@@ -158,7 +158,7 @@ def generate_dataset(config: DatasetConfig | None = None, **kwargs) -> dict:
     families = _families(config)
     train_families = [f for f in families if f not in config.heldout_tasks]
     heldout = [f for f in families if f in config.heldout_tasks]
-    traj_images = _ImageStore(out / "trajectories")
+    traj_images = ImageStore(out / "trajectories")
     recovery_all: list[Episode] = []
     plan = {"train": (train_families, config.train_per_task), "test_seed": (train_families, config.test_per_task),
             "test_task": (heldout, config.test_per_task)}
@@ -176,7 +176,7 @@ def generate_dataset(config: DatasetConfig | None = None, **kwargs) -> dict:
                 steps += len(episode.steps)
         counts[f"trajectories/{split}"] = write_episodes(out / "trajectories" / f"{split}.jsonl", episodes)
     counts["trajectories/recovery"] = write_episodes(out / "trajectories" / "recovery.jsonl", recovery_all)
-    ground_images = _ImageStore(out / "grounding")
+    ground_images = ImageStore(out / "grounding")
     for split, n in (("train", config.grounding_train), ("test_seed", config.grounding_test)):
         episodes = []
         for domain in config.domains:
