@@ -9,8 +9,9 @@ from the global RNG:
 1. every distinct prompt is encoded once (:func:`guirl.models.scoring.encode_prompt`),
    its images go through the vision tower once, and the features are shared
    by its n rows (``mm_encoder_outputs``);
-2. prompts are left-padded to a common end; one prefill pass over all
-   ``B x n`` rows fills the KV cache; M-RoPE positions come from the model's
+2. prompts are left-padded to a common end; one prefill pass over the ``B``
+   distinct prompts fills the KV cache, which is then repeated for each
+   prompt's n rows (``B x n``); M-RoPE positions come from the model's
    own ``get_rope_index`` and continue as text positions + rope delta, as
    transformers' ``generate`` does;
 3. each decode step samples from ``softmax(logits / temperature)`` (top-p
@@ -110,24 +111,28 @@ class HFEngine:
 
     def _generate_chunk(self, encoded, chunk: list[int], params: SamplingParams, generator) -> list[list[Completion]]:
         n = params.n
-        row_prompt = [p for p in chunk for _ in range(n)]  # [R] = B x n rows, grouped by prompt
         device = next(self.model.parameters()).device
-        ids, attention, types = left_padded_prompts(encoded, row_prompt, self.pad_id)  # [R, L]
-        vision, grid = vision_for_rows(self.model, encoded, row_prompt)
+        # prefill each distinct prompt once ([B, L]); its n rows then share a copy of its KV cache
+        ids, attention, types = left_padded_prompts(encoded, chunk, self.pad_id)  # [B, L]
+        vision, grid = vision_for_rows(self.model, encoded, chunk)
         ids, attention, types = ids.to(device), attention.to(device), types.to(device)
-        text_pos = (attention.cumsum(-1) - 1).masked_fill(attention == 0, 0)  # [R, L]
+        text_pos = (attention.cumsum(-1) - 1).masked_fill(attention == 0, 0)  # [B, L]
         hf = base_model(self.model)
         if grid is not None:
             mrope, deltas = hf.model.get_rope_index(ids, mm_token_type_ids=types, image_grid_thw=grid, attention_mask=attention)
         else:
-            mrope, deltas = text_pos[None].expand(3, -1, -1), torch.zeros(len(row_prompt), 1, dtype=torch.long, device=device)
+            mrope, deltas = text_pos[None].expand(3, -1, -1), torch.zeros(len(chunk), 1, dtype=torch.long, device=device)
         inputs = {"input_ids": ids, "attention_mask": attention, "mm_token_type_ids": types,
-                  "position_ids": torch.cat([text_pos[None], mrope.to(device)], 0)}  # [4, R, L]
+                  "position_ids": torch.cat([text_pos[None], mrope.to(device)], 0)}  # [4, B, L]
         if vision is not None:
             inputs |= {"mm_encoder_outputs": vision, "image_grid_thw": grid}
         out = self.model(**inputs, use_cache=True, logits_to_keep=1)
-        cache, logits = out.past_key_values, out.logits[:, -1]  # [R, V]
-        rows = len(row_prompt)
+        cache, logits = out.past_key_values, out.logits[:, -1]  # [B, V]
+        if n > 1:  # rows grouped by prompt: [R] = B x n
+            cache.batch_repeat_interleave(n)
+            logits, attention = logits.repeat_interleave(n, 0), attention.repeat_interleave(n, 0)
+            text_pos, deltas = text_pos.repeat_interleave(n, 0), deltas.to(device).repeat_interleave(n, 0)
+        rows = len(chunk) * n
         tokens = torch.zeros(rows, params.max_new_tokens, dtype=torch.long)
         logps = torch.zeros(rows, params.max_new_tokens)
         lengths = torch.full((rows,), params.max_new_tokens, dtype=torch.long)
