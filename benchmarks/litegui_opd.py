@@ -4,6 +4,7 @@
                                       opd_mdgrpo] [--seeds 0 1 2] [--out runs/bench-opd] [--teacher DIR]
     python benchmarks/litegui_opd.py --teacher-only     # how often the teacher follows the guidance block
     python benchmarks/litegui_opd.py --cost             # teacher scoring: batched over prompts vs one call each
+    python benchmarks/litegui_opd.py --divergence       # where the guided teacher disagrees with the student
 
 Every condition starts from the shipped base agent and trains on the recorded states of built-in-world data
 seed 3 (``recipes/litegui_opd_tiny.yaml``: 100 steps of 4 states x 4 samples); SFT gets the same data and
@@ -116,6 +117,65 @@ def run_condition(condition: str, seed: int, out: Path, data: Path, teacher: Pat
     return {"run": str(run), "wall_s": time.perf_counter() - start}
 
 
+def teacher_divergence(teacher: Path, splits: dict[str, list], samples: int = 4, states: int = 30) -> dict:
+    """Per-token reverse KL(student || guided teacher) on the student's own samples (temperature 1, as OPD
+    draws them) of held-out single-solution steps, the reference being the step's one valid action: over
+    samples the world accepts, and over the others split at the first token where the sample leaves the
+    reference as the model would write it. With the teacher's and the student's entropies at those tokens."""
+    import torch
+
+    from guirl.actions import Frame, parse_action
+    from guirl.eval.offline import match_action
+    from guirl.eval.steps import recorded_prompt
+    from guirl.models.guidance import Guidance
+    from guirl.models.load import load_policy
+    from guirl.models.prompts import written_action
+    from guirl.models.scoring import score_completions
+    from guirl.rollout.engine import SamplingParams
+    from guirl.rollout.hf_engine import HFEngine
+
+    student, guided = load_policy(ROOT / "checkpoints" / "base-agent-tiny"), load_policy(teacher)
+    engine, tok, spec = HFEngine.from_policy(student), student.processor.tokenizer, student.prompt
+    sums: dict[str, list[float]] = {}
+
+    def add(key: str, values: torch.Tensor) -> None:
+        total = sums.setdefault(key, [0.0, 0])
+        total[0], total[1] = total[0] + float(values.sum()), total[1] + values.numel()
+
+    accepted = drawn = 0
+    for i, (episode, step, root) in enumerate(splits["single_solution"][:states]):
+        prompt, image = recorded_prompt(spec, student.frame_for, episode, step, root)
+        frame, screen = student.frame_for(*image.size), Frame.screen(*image.size)
+        reference = Guidance(list(step.valid_actions))
+        privileged, _ = recorded_prompt(spec, student.frame_for, episode, step, root,
+                                        guidance=reference.text(spec.fmt, frame), image=image)
+        ref_ids = tok(written_action(reference.actions[0], spec.fmt, frame), add_special_tokens=False)["input_ids"]
+        outs = engine.generate([prompt], SamplingParams(n=samples, temperature=1.0, max_new_tokens=64, seed=i))[0]
+        ids = [c.token_ids for c in outs]
+        with torch.no_grad():
+            s = score_completions(student.model, student.processor, [prompt] * len(ids), ids, full_distribution=True)
+            t = score_completions(guided.model, guided.processor, [privileged] * len(ids), ids, full_distribution=True)
+        for k, c in enumerate(outs):
+            n = len(c.token_ids)
+            log_p, log_q = s.full_logprobs[k, :n], t.full_logprobs[k, :n]
+            kl = (log_p.exp() * (log_p - log_q)).sum(-1)
+            pred = parse_action(c.text, spec.fmt, frame)
+            ok = bool(pred) and match_action(pred.to_frame(screen), step.valid_actions, screen_size=image.size,
+                                             a11y=step.a11y).success
+            drawn, accepted = drawn + 1, accepted + ok
+            if ok:
+                add("KL, accepted samples", kl)
+                continue
+            cut = next((j for j in range(n) if j >= len(ref_ids) or c.token_ids[j] != ref_ids[j]), n)
+            add("KL, rejected samples, before leaving the reference", kl[:cut])
+            add("KL, rejected samples, after leaving it", kl[cut:])
+            add("teacher entropy after leaving it", -(log_q.exp() * log_q).sum(-1)[cut:])
+            add("student entropy after leaving it", -(log_p.exp() * log_p).sum(-1)[cut:])
+    out = {key: round(total / max(count, 1), 3) for key, (total, count) in sums.items()}
+    out["samples"], out["accepted share"] = drawn, round(accepted / max(drawn, 1), 3)
+    return out
+
+
 def teacher_cost(teacher: Path, data: Path, states: int = 8) -> None:
     """Teacher scoring per sample, batched over the distinct privileged prompts against one call per sample."""
     import torch
@@ -180,6 +240,8 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=120, help="held-out steps per split (at most)")
     parser.add_argument("--teacher-only", action="store_true", help="only report how the teacher follows guidance")
     parser.add_argument("--cost", action="store_true", help="only time teacher scoring, batched vs one call per sample")
+    parser.add_argument("--divergence", action="store_true",
+                        help="only measure where the guided teacher disagrees with the student's own samples")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -191,6 +253,10 @@ def main() -> None:
     splits = heldout(eval_data, args.samples)
     if args.cost:
         teacher_cost(teacher, train_data)
+        return
+    if args.divergence:
+        for key, value in teacher_divergence(teacher, splits).items():
+            print(f"{key:<52} {value}")
         return
     if "teacher_following" not in results:
         results["teacher_following"] = teacher_following(teacher, splits)
