@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -87,7 +88,9 @@ def recipe_method(recipe: str) -> str:
 
 
 def overrides_tag(overrides: list[str]) -> str:
-    return "_".join(o.replace("=", "").replace(".", "").replace("/", "")[:24] for o in overrides)
+    """A directory-name-safe tag of the overrides (a YAML value such as ``rewards=[{...}]`` loses its punctuation)."""
+    parts = (re.sub(r"[^A-Za-z0-9_-]", "", o.replace("=", "").replace(".", "").replace("/", ""))[:24] for o in overrides)
+    return "_".join(parts)
 
 
 def _data_overrides(recipe: str, data: Path) -> list[str]:
