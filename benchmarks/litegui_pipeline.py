@@ -148,17 +148,21 @@ def _post(url: str, body: dict) -> dict:
         return json.loads(answer.read())
 
 
+def hidden_valid_actions(args: argparse.Namespace) -> dict:
+    """(episode id, step index) -> the oracle's valid actions the pool stage hid."""
+    from guirl.actions import Action
+
+    rows = map(json.loads, (args.root / "pool" / ORACLE_FILE).read_text().splitlines())
+    return {(r["episode_id"], r["step_index"]): [Action.model_validate(a) for a in r["valid_actions"]] for r in rows}
+
+
 def oracle_labels(args: argparse.Namespace) -> dict[str, bool]:
     """The simulated annotator's mark of every candidate: True iff it matches a hidden valid action."""
-    from guirl.actions import Action
     from guirl.data.io import read_episodes
     from guirl.datagen.verify_app.loader import load_project
     from guirl.eval.offline import match_action
 
-    hidden = {}
-    for line in (args.root / "pool" / ORACLE_FILE).read_text().splitlines():
-        row = json.loads(line)
-        hidden[row["episode_id"], row["step_index"]] = [Action.model_validate(a) for a in row["valid_actions"]]
+    hidden = hidden_valid_actions(args)
     a11y = {(e.id, s.index): s.a11y for e in read_episodes(args.root / "pool" / "episodes.jsonl", check_images=False)
             for s in e.steps}
     project = load_project(args.root / "explore")
@@ -202,21 +206,18 @@ def stage_verify(args: argparse.Namespace) -> None:
 
 def astar_recovery(args: argparse.Namespace) -> dict:
     """How much of the oracle's A*_t the verified pool holds beyond the executed action (multi-solution steps)."""
-    from guirl.actions import Action
     from guirl.data.io import read_episodes
     from guirl.eval.offline import match_action
 
     verified = {(e.id, s.index): s for e in read_episodes(args.root / "explore" / "verified.jsonl",
                                                            check_images=False) for s in e.steps}
     multi = hidden = found = sizes = 0
-    for line in (args.root / "pool" / ORACLE_FILE).read_text().splitlines():
-        row = json.loads(line)
-        step = verified[row["episode_id"], row["step_index"]]
+    for key, oracle in hidden_valid_actions(args).items():
+        step = verified[key]
         sizes += len(step.valid_actions)
         size = (step.screenshot.width, step.screenshot.height)
-        executed = [step.action] if step.action is not None else []
-        others = [a for a in map(Action.model_validate, row["valid_actions"])  # the oracle's other solutions
-                  if not executed or not match_action(executed[0], [a], screen_size=size, a11y=step.a11y).success]
+        others = [a for a in oracle  # the oracle's other solutions: those the executed action does not match
+                  if step.action is None or not match_action(step.action, [a], screen_size=size, a11y=step.a11y).success]
         if not others:
             continue
         multi += 1
@@ -302,9 +303,9 @@ def report(args: argparse.Namespace) -> None:
         seeds = [s for s in args.seeds if success(args.root, f"{condition}-seed{s}", list(args.tasks)) is not None]
         cells = [_cell([success(args.root, f"{condition}-seed{s}", tasks) for s in seeds], base[split])
                  for split, tasks in splits]
-        walls = [timings[k] for s in seeds for k in (f"train-{condition}-seed{s}",) if k in timings]
-        if condition == "opd_mdgrpo":  # its OPD stage is the opd run of the same seed
-            walls = [w + timings.get(f"train-opd-seed{s}", 0) for w, s in zip(walls, seeds)]
+        stages = ("opd", condition) if condition == "opd_mdgrpo" else (condition,)  # MD-GRPO starts from that OPD run
+        walls = [sum(timings.get(f"train-{c}-seed{s}", 0) for c in stages) for s in seeds
+                 if f"train-{condition}-seed{s}" in timings]
         wall = f"{statistics.median(walls) / 60:.1f}" if walls else "-"
         print(f"| {condition} | {len(seeds)} | " + " | ".join(cells) + f" | {wall} |")
     data_stages = {k: v for k, v in timings.items() if not k.startswith(("train-", "eval-"))}
