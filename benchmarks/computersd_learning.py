@@ -4,8 +4,10 @@
     python benchmarks/computersd_learning.py --runs computersd grpo --seeds 0 --out runs/bench-computersd-learn
     python benchmarks/computersd_learning.py --report                           # only print finished runs
     python benchmarks/computersd_learning.py --reeval 50                        # finished runs on 50 episodes per task
+    python benchmarks/computersd_learning.py --recipe computersd_sim_miniwob_tiny --out runs/bench-computersd-miniwob
+                                                                                # built-in world + MiniWoB++ tasks
 
-Every run is ``guirl train computersd --config recipes/computersd_tiny.yaml`` plus the run's overrides and
+Every run is ``guirl train computersd --config recipes/<--recipe>.yaml`` (default ``computersd_tiny``) plus the run's overrides and
 ``seed=S``; the held-out episodes (``eval_episodes`` per task, seeds from ``eval_seed_start``, greedy,
 ``eval_max_steps``) are the same for every run and never trained on. ``start`` is the starting policy as it
 is; ``prompt_only`` is the starting policy with the fixed pre-written guidance in every evaluation prompt.
@@ -23,7 +25,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RECIPE = ROOT / "recipes" / "computersd_tiny.yaml"
+RECIPES = ROOT / "recipes"
+RECIPE = RECIPES / "computersd_tiny.yaml"  # --recipe replaces it
 RUNS = {
     "computersd": [],
     "grpo": ["opsd_coef=0"],
@@ -119,7 +122,13 @@ def main() -> None:
     parser.add_argument("--reeval", type=int, default=None, metavar="N",
                         help="only evaluate the starting policy and every finished run on N episodes per task")
     parser.add_argument("overrides", nargs="*", help="recipe overrides for every run (e.g. max_steps=30)")
+    parser.add_argument("--recipe", default="computersd_tiny", help="recipe name under recipes/ (without .yaml)")
     args = parser.parse_args()
+    global RECIPE
+    RECIPE = RECIPES / f"{args.recipe}.yaml"
+    if not RECIPE.is_file():
+        parser.error(f"--recipe {args.recipe}: no {RECIPE}; choose one of "
+                     f"{sorted(p.stem for p in RECIPES.glob('computersd*.yaml'))}")
     out = ROOT / args.out
     if args.reeval:
         results = {"start": [evaluate_start(out, args.overrides, "start", args.reeval)],

@@ -30,7 +30,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SPLITS = {"steps_unseen_seeds": "trajectories/test_seed.jsonl", "steps_unseen_tasks": "trajectories/test_task.jsonl",
-          "grounding": "grounding/test_seed.jsonl"}
+          "grounding": "grounding/test_seed.jsonl",
+          # error-escape and back-on-track steps built from data seed 7's episodes (InfiGUI-R1's scenarios)
+          "recovery": "trajectories/recovery.jsonl"}
 
 
 def ensure_data(out: Path, seed: int) -> Path:
@@ -42,8 +44,9 @@ def ensure_data(out: Path, seed: int) -> Path:
     return path
 
 
-def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, seed: int = 0) -> dict[str, float]:
-    """Greedy held-out step success per split (batched), and sim episode success."""
+def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, seed: int = 0,
+                   splits: list[str] | None = None) -> dict[str, float]:
+    """Greedy held-out step success per split (batched), and sim episode success (``splits``: only those)."""
     from guirl.eval.online import evaluate_online
     from guirl.eval.steps import evaluate_steps
     from guirl.models.load import load_policy
@@ -55,12 +58,14 @@ def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, see
     engine = HFEngine.from_policy(policy)
     scores = {}
     for name, rel in SPLITS.items():
+        if splits is not None and name not in splits:
+            continue
         held = [(s.episode, s.step, s.root) for s in load_states([str(data / rel)]) if s.step.valid_actions]
         held = random.Random(seed).sample(held, min(samples, len(held)))
         scores[name] = evaluate_steps(engine, policy.prompt, policy.frame_for, held, max_new_tokens=80)["eval/step_success"]
     manifest = json.loads((data / "manifest.json").read_text())
     families = manifest["splits"]["train"]
-    if episodes:
+    if episodes and (splits is None or "episode_success" in splits):
         rows, _ = evaluate_online("sim", families, episodes, ModelPolicy(policy, temperature=0.0, max_new_tokens=80),
                                   max_steps=12, env_kwargs={"preset": manifest["config"]["preset"]}, seed=70_000)
         scores["episode_success"] = sum(r.successes for r in rows) / max(1, sum(r.episodes for r in rows))
@@ -101,6 +106,16 @@ def _data_overrides(recipe: str, data: Path) -> list[str]:
     return [f"train_data=[{','.join(paths)}]"]
 
 
+def _portable(path: str) -> str:
+    """A checkout-independent name of a model directory: relative to the repository when it lies in one
+    (``checkpoints/base-agent-tiny``, whichever copy of the tree ran), else the path as given."""
+    p = Path(path).resolve()
+    for root in (ROOT, *ROOT.parents):
+        if (root / "checkpoints").is_dir() and p.is_relative_to(root / "checkpoints"):
+            return str(p.relative_to(root))
+    return str(path)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--recipes", nargs="+", default=["litegui_mdgrpo_tiny", "guilibra_kl_grpo_sngs_tiny", "infigui_rloo_tiny"])
@@ -120,11 +135,14 @@ def main() -> None:
     train_data, eval_data = ensure_data(out, 3), ensure_data(out, 7)
     if "base" not in results:
         results["base"] = evaluate_model(Path(args.base), eval_data, args.samples, args.episodes)
-        results["base_model"] = args.base
+        results["base_model"] = _portable(args.base)
         results_path.write_text(json.dumps(results, indent=1))
-    elif results.get("base_model", str(ROOT / "checkpoints" / "base-agent-tiny")) != args.base:
+    elif _portable(results.get("base_model", str(ROOT / "checkpoints" / "base-agent-tiny"))) != _portable(args.base):
         raise SystemExit(f"{results_path} holds results from base model {results.get('base_model')}; "
                          f"use another --out for --base {args.base}")
+    elif missing := [s for s in SPLITS if s not in results["base"]]:  # a split added since the base row was measured
+        results["base"] |= evaluate_model(Path(args.base), eval_data, args.samples, args.episodes, splits=missing)
+        results_path.write_text(json.dumps(results, indent=1))
     for recipe in args.recipes:
         name = recipe + (f"[{args.tag}]" if args.tag else "")
         for seed in args.seeds:
@@ -151,6 +169,8 @@ def print_table(results: dict, samples: int) -> None:
         wall = statistics.mean(r["wall_s"] for r in runs) / 60
         for split in base:
             values = [r["scores"][split] for r in runs if split in r["scores"]]
+            if not values:  # measured before this split was added
+                continue
             mean = statistics.mean(values)
             std = statistics.stdev(values) if len(values) > 1 else 0.0
             print(f"{name:<44} {split:<20} {base[split]:>6.3f} {mean:>8.3f} +-{std:.3f} {mean - base[split]:>+7.3f} "

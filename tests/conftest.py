@@ -22,3 +22,14 @@ def sim_data(tmp_path_factory):
     generate_dataset(out_dir=str(out), seed=5, train_per_task=1, test_per_task=1, grounding_train=4, grounding_test=2,
                      tasks=["desktop.open_file", "mobile.toggle_setting"], heldout_tasks=[])
     return out / "trajectories" / "train.jsonl"
+
+
+@pytest.fixture(scope="module")
+def sim_episode(tmp_path_factory):
+    """One expert episode of the built-in world (mobile.toggle_setting, data seed 3): recorded steps with A*_t."""
+    from guirl.envs.sim import SimEnv
+    from guirl.envs.sim.generation import ImageStore, expert_episode
+
+    env = SimEnv(domain="mobile", preset="coarse", task="mobile.toggle_setting")
+    episode, _ = expert_episode(env, 3, "mobile.toggle_setting", "ep", ImageStore(tmp_path_factory.mktemp("sim")))
+    return episode

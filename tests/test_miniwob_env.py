@@ -108,3 +108,29 @@ def test_drag_moves_the_small_box_into_the_large_one(env):
     submit = find_nodes(obs.a11y, role="button", text="Submit")[0]
     _, reward, terminated, _, info = env.step(Action(type=ActionType.CLICK, point=centre(submit), frame=obs.frame))
     assert terminated and reward == 1.0 and info["success"]
+
+
+def test_oracle_gives_the_experts_valid_actions_and_advancing():
+    """``oracle=True``: A*_t from the scripted expert in every non-final observation; ``advancing`` after a step
+    says whether the action matched it (or won); a task with no script gets neither."""
+    environment = make_env("miniwob", task="login-user", oracle=True)
+    try:
+        obs = environment.reset(seed=2)
+        (expected,) = obs.valid_actions
+        assert expected.type is ActionType.TYPE  # the user name into its field
+        wrong = Action(type=ActionType.CLICK, point=(2, 2), frame=obs.frame)
+        obs, _, terminated, _, info = environment.step(wrong)
+        assert info["advancing"] is False and not terminated
+        assert obs.valid_actions == [expected]  # nothing changed on the page: the expert wants the same action
+        for _ in range(3):  # type user, type password, click Login
+            obs, _, terminated, _, info = environment.step(obs.valid_actions[0])
+            assert info["advancing"] is True
+            if terminated:
+                break
+        assert terminated and info["success"] and obs.valid_actions is None  # the final page has no next action
+        obs = environment.reset(seed=0, options={"task": "click-link"})  # no scripted expert
+        assert obs.valid_actions is None
+        _, _, _, _, info = environment.step(Action(type=ActionType.CLICK, point=(80, 100), frame=obs.frame))
+        assert "advancing" not in info
+    finally:
+        environment.close()

@@ -10,6 +10,7 @@ import guirl.rewards.guilibra
 import guirl.rewards.inputs
 import guirl.rewards.litegui
 import guirl.rewards.matching
+import guirl.rewards.step
 
 MODULES = [
     guirl.rewards.base,
@@ -17,6 +18,7 @@ MODULES = [
     guirl.rewards.litegui,
     guirl.rewards.guilibra,
     guirl.rewards.matching,
+    guirl.rewards.step,
     guirl.eval.text,
 ]
 

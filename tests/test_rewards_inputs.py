@@ -11,8 +11,6 @@ import pytest
 
 from guirl.actions import Action, Frame, format_action
 from guirl.data.schema import Episode, HistoryItem, ImageRef, Step
-from guirl.envs.sim import SimEnv
-from guirl.envs.sim.generation import ImageStore, expert_episode
 from guirl.judges import JudgeRequest, JudgeResult
 from guirl.rewards import available_rewards, columns_for, make_reward, reward_columns
 from guirl.rewards.inputs import COLUMN_NAMES
@@ -23,13 +21,6 @@ REWARDS_DIR = Path(__file__).resolve().parents[1] / "guirl" / "rewards"
 class FullMarksJudge:
     def __call__(self, request: JudgeRequest) -> JudgeResult:
         return JudgeResult(verdict={"score": 10 if request.role == "subgoal" else 1.0})
-
-
-@pytest.fixture(scope="module")
-def sim_episode(tmp_path_factory) -> Episode:
-    env = SimEnv(domain="mobile", preset="coarse", task="mobile.toggle_setting")
-    episode, _ = expert_episode(env, 3, "mobile.toggle_setting", "ep", ImageStore(tmp_path_factory.mktemp("sim")))
-    return episode
 
 
 def build(name: str):

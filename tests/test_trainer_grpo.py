@@ -20,7 +20,15 @@ from guirl.models.load import load_policy
 from guirl.rewards import Reward, RewardOutput, register_reward
 from guirl.rollout.hf_engine import HFEngine
 from guirl.rollout.sample import Sample
-from guirl.trainers.grpo import GRPOConfig, GRPOSampler, is_informative, load_rl_policy, mark_overlong, train_grpo
+from guirl.trainers.grpo import (
+    GRPOConfig,
+    GRPOSampler,
+    is_informative,
+    load_rl_policy,
+    mark_overlong,
+    single_solution,
+    train_grpo,
+)
 from guirl.trainers.rl_common import ReferencePolicy, load_states, score_samples
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,6 +132,28 @@ def test_dynamic_sampling_and_overlong_filter_on_hand_made_groups():
     samples = group([0.1, 0.2, 0.3, 0.4], ["stop", "length", "stop", "length"])
     assert mark_overlong(samples) == 2
     assert [s.trainable for s in samples] == [True, False, True, False]
+
+
+def test_single_solution_ground_truth_keeps_only_the_recorded_action(sim_data):
+    from guirl.rewards import make_reward
+
+    states = load_states([str(sim_data)])
+    multi = [s for s in states if len(s.step.valid_actions) > 1]
+    assert multi, "the built-in world records steps with several valid actions"
+    single = single_solution(multi)
+    assert all(s.step.valid_actions == [m.step.action] for s, m in zip(single, multi, strict=True))
+    assert all(len(m.step.valid_actions) > 1 for m in multi)  # the loaded states are not modified in place
+    # the other valid action scores under the multi-solution ground truth, not under the single one
+    step = multi[0].step
+    other = next(a for a in step.valid_actions if a != step.action)
+    reward = make_reward("step_match", fmt="qwen_computer_use")
+    from guirl.actions import Frame, format_action
+
+    screen = Frame.screen(step.screenshot.width, step.screenshot.height)
+    text = format_action(other.to_frame(screen), "qwen_computer_use")
+    cols = {"screen_size": [(screen.width, screen.height)], "output_frame": [screen]}
+    assert reward([text], valid_actions=[step.valid_actions], **cols) == [1.0]
+    assert reward([text], valid_actions=[single[0].step.valid_actions], **cols) == [0.0]
 
 
 def test_dynamic_sampling_drops_equal_groups_in_the_trainer(tmp_path, sim_data):

@@ -44,7 +44,7 @@ from guirl.actions import Action, ActionType, Frame, ParseFailure, get_format, p
 from guirl.registry import Registry
 
 REWARDS: Registry[Callable[..., Reward]] = Registry(
-    "reward", [f"guirl.rewards.{m}" for m in ("litegui", "litegui_md", "infigui", "guilibra", "uis1")]
+    "reward", [f"guirl.rewards.{m}" for m in ("litegui", "litegui_md", "infigui", "guilibra", "uis1", "step")]
 )
 _TYPE_VALUES = frozenset(t.value for t in ActionType)
 

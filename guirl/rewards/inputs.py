@@ -10,10 +10,11 @@ step's entries for its G completions::
 
 Column names are exactly those the rewards read (``get_column`` in
 :mod:`guirl.rewards`): ``valid_actions``, ``output_frame``, ``screen_size``,
-``instruction``, ``history``, ``images``, ``sub_goal``, ``is_grounding``;
-plus ``plan``, the recorded subtask plan, which no registered reward reads
-yet. Not built here: ``completion_ids`` (per completion; TRL passes it) and
-``a11y`` (no reward reads it).
+``instruction``, ``history``, ``images``, ``sub_goal``, ``is_grounding``,
+``a11y`` (the step's accessibility nodes, which ``step_match`` uses as the
+offline evaluation does); plus ``plan``, the recorded subtask plan, which no
+registered reward reads yet. Not built here: ``completion_ids`` (per
+completion; TRL passes it).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ COLUMN_NAMES = (
     "sub_goal",
     "plan",
     "is_grounding",
+    "a11y",
 )
 
 
@@ -66,7 +68,8 @@ def reward_columns(
       on-policy) when given, else the recorded history as strings (:func:`history_text`);
     - ``images``: the screenshots the planning judge sees (PIL images, s_{t-w..t}); empty if not given;
     - ``sub_goal``: ``step.sub_goal``; ``plan``: ``step.subtasks`` as plain dicts, or None;
-    - ``is_grounding``: ``step.extra["is_grounding"]`` (GUI-Libra's grounding samples), else False.
+    - ``is_grounding``: ``step.extra["is_grounding"]`` (GUI-Libra's grounding samples), else False;
+    - ``a11y``: ``step.a11y`` (a list of nodes, possibly empty).
 
     Raises ``ValueError`` when the step has no ground truth at all.
     """
@@ -89,6 +92,7 @@ def reward_columns(
         "sub_goal": step.sub_goal,
         "plan": None if step.subtasks is None else [s.model_dump() for s in step.subtasks],
         "is_grounding": bool(step.extra.get("is_grounding", False)),
+        "a11y": list(step.a11y or []),
     }
 
 

@@ -73,6 +73,9 @@ class GRPOConfig(RecordedStatesConfig):
     loss_agg_mode: str = Field("token-mean", description="aggregate_loss mode")
     kl_coef: float = Field(0.0, ge=0, description="KL-to-reference coefficient (0: no reference pass)")
     kl_estimator: Literal["k1", "k2", "k3"] = Field("k3", description="KL estimator")
+    ground_truth: Literal["all", "recorded"] = Field(
+        "all", description="rewards see every valid action A*_t (multi-solution) or only the recorded action "
+        "(single-solution: the ablation of LiteGUI's multi-solution reward)")
 
     @model_validator(mode="after")
     def _mu_divides(self) -> GRPOConfig:
@@ -86,6 +89,16 @@ class GRPOConfig(RecordedStatesConfig):
 def is_informative(group: list[Sample]) -> bool:
     """Dynamic sampling (DAPO; LiteGUI MD-GRPO): a group whose rewards are all equal has zero advantage."""
     return len({s.reward for s in group}) > 1
+
+
+def single_solution(states: list[RecordedState]) -> list[RecordedState]:
+    """The states with A*_t cut to the recorded action (``ground_truth: recorded``): a sample that writes
+    another valid action scores as wrong, as under a single annotated ground truth."""
+    out = []
+    for s in states:
+        recorded = [s.step.action] if s.step.action is not None else s.step.valid_actions[:1]
+        out.append(RecordedState(s.episode, s.step.model_copy(update={"valid_actions": recorded}), s.root))
+    return out
 
 
 def mark_overlong(samples: list[Sample]) -> int:
@@ -270,6 +283,8 @@ def train_grpo(cfg: GRPOConfig) -> dict[str, Any]:
         raise ValueError("train_data is empty: pass recorded episodes (train_data=[path.jsonl, ...])")
     policy = load_rl_policy(cfg)
     states = load_states(cfg.train_data, cfg.data_format, cfg.image_root, cfg.step_labels)
+    if cfg.ground_truth == "recorded":
+        states = single_solution(states)
     engine = HFEngine.from_policy(policy, max_batch_rows=cfg.engine_max_rows)
     state = process_state()
     sampler = GRPOSampler(cfg, policy, engine, states, rank=state.process_index, num_processes=state.num_processes)

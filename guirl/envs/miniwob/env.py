@@ -24,6 +24,16 @@ fades and expanding panels are observed in their final state
 waited). The observation of the step that ends an episode is that episode's
 final page (MiniWoB's "START" sync screen, already shown for the next
 episode, is hidden for it), marked ``info["final"] = True``.
+
+``oracle=True`` gives the tasks that have a scripted expert
+(:data:`guirl.envs.miniwob.scripted.SCRIPTED_TASKS`) what the built-in world's
+oracle gives: ``valid_actions`` (the expert's action on the current page) in
+every observation that is not final, and ``info["advancing"]`` after every
+step (the episode ended in success, or the action matched the expert's under
+:func:`guirl.eval.offline.match_action`, ``inclusive``). That is what the
+ground-truth analyzer of ComputerSD and the offline rewards read. Tasks with
+no script get neither (the analyzer then masks their steps), as does a page
+where the script finds no target.
 """
 
 from __future__ import annotations
@@ -178,6 +188,7 @@ class MiniWoBEnv:
         settle_quiet_ms: float = 50.0,
         chromium: str | None = None,
         chromedriver: str | None = None,
+        oracle: bool = False,
     ):
         """
         Args:
@@ -195,6 +206,8 @@ class MiniWoBEnv:
             settle_timeout_ms: the most one settle waits (ms).
             settle_quiet_ms: how long the DOM must stay unchanged (ms).
             chromium, chromedriver: executables (default: Debian's /usr/bin).
+            oracle: fill ``valid_actions`` and ``info["advancing"]`` from the task's
+                scripted expert, where it has one (module docstring).
         """
         self.task = check_task(task)
         self.episode_time_limit_s = episode_time_limit_s
@@ -203,10 +216,13 @@ class MiniWoBEnv:
         self.settle_timeout_ms = settle_timeout_ms
         self.settle_quiet_ms = settle_quiet_ms
         self.data_mode = data_mode
+        self.oracle = oracle
         self.chromium, self.chromedriver = find_browser(chromium, chromedriver)
         self._instance: BrowserInstance | None = None
         self._done = True
         self._last: Observation | None = None
+        self._prev: Observation | None = None  # the observation before the last action (the oracle's)
+        self._expected: Action | None = None  # the scripted expert's action on self._last (oracle)
         self._episode_start = 0.0
 
     # -- protocol ---------------------------------------------------------------
@@ -233,6 +249,7 @@ class MiniWoBEnv:
             obs, _ = self._observe()
         if settle is not None:
             obs.info["settle_ms"] = settle
+        self._expert(obs)
         return obs
 
     def step(self, action: Action) -> StepResult:
@@ -260,6 +277,10 @@ class MiniWoBEnv:
             success=done and raw_reward > 0,
             elapsed_s=time.monotonic() - self._episode_start,
         )
+        if self.oracle and self._expected is not None:
+            info["advancing"] = bool(info["success"]) or (not done and self._matches_expert(action))
+        if not done:
+            self._expert(obs)
         terminated = done or bool(info.get("agent_terminated"))
         self._done = terminated
         obs.info.update(info)
@@ -332,8 +353,38 @@ class MiniWoBEnv:
             a11y=dom_to_a11y(dom, instance.task_width, instance.task_height),
             info=info,
         )
-        self._last = obs
+        self._prev, self._last = self._last, obs
         return obs, {"done": done, "raw_reward": raw_reward, "reason": reason}
+
+    def _expert(self, obs: Observation) -> None:
+        """With ``oracle``: the scripted expert's action on ``obs`` as its ``valid_actions`` (None when the
+        task has no script or the script finds no target on this page)."""
+        self._expected = None
+        if not self.oracle:
+            return
+        from guirl.envs.miniwob.scripted import SCRIPTED_TASKS
+        from guirl.rollout.policy import PolicyInput
+
+        script = SCRIPTED_TASKS.get(self.task)
+        if script is None:
+            return
+        inputs = PolicyInput(obs.instruction, obs.screenshot, obs.frame, [], [], 0, obs, {"task": self.task})
+        try:
+            self._expected = script(inputs)
+        except ValueError:  # no such element on this page: no verdict for this step
+            return
+        obs.valid_actions = [self._expected]
+
+    def _matches_expert(self, action: Action) -> bool:
+        from guirl.eval.offline import match_action
+
+        before = self._prev
+        assert before is not None and self._expected is not None
+        try:
+            executed = action.to_frame(before.frame)
+        except ValueError:
+            return False
+        return match_action(executed, [self._expected], screen_size=before.screenshot.size, a11y=before.a11y).success
 
     def _crash_guard(self, what: str):
         return _CrashGuard(self, what)
