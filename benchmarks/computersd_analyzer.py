@@ -174,7 +174,8 @@ def main(argv=None) -> int:
               f"{s['consistency_agreement']:>11.3f} | {s['effectiveness_agreement']:>13.3f} | {s['wall_s']:>6.1f} |")
     metrics = out / "sft" / "metrics.jsonl"
     if metrics.is_file():
-        losses = [json.loads(line)["train/loss"] for line in metrics.read_text().splitlines()]
+        rows = [json.loads(line) for line in metrics.read_text().splitlines()]
+        losses = [r["train/loss"] for r in rows if "train/loss" in r]  # evaluation lines hold eval/* only
         print(f"\nSFT train loss: first logged {losses[0]:.4f}, last {losses[-1]:.4f}")
     print(f"wall: collection {meta['train']['wall_s'] + meta['heldout']['wall_s']:.1f} s, SFT {sft_s:.1f} s, "
           f"this run {time.perf_counter() - t0:.1f} s")

@@ -156,6 +156,21 @@ def test_single_solution_ground_truth_keeps_only_the_recorded_action(sim_data):
     assert reward([text], valid_actions=[single[0].step.valid_actions], **cols) == [0.0]
 
 
+def test_evaluation_logs_offline_and_online_success_at_each_checkpoint(tmp_path, sim_data):
+    """eval_every with eval_data and eval_online_tasks: one metrics line per evaluation with the held-out step
+    success and the live episode success (overall and per task), the same episodes each time."""
+    cfg = config(tmp_path, sim_data, max_steps=2, eval_every=1, eval_data=str(sim_data), eval_samples=4,
+                 eval_online_tasks=["mobile.toggle_setting"], eval_online_episodes=2, eval_online_max_steps=2,
+                 eval_online_env_kwargs={"preset": "coarse"})
+    result = train_grpo(cfg)
+    evals = [m for m in metrics(Path(cfg.output_dir)) if "eval/online_success" in m]
+    assert [m["step"] for m in evals] == [1, 2]
+    for m in evals:
+        assert 0.0 <= m["eval/step_success"] <= 1.0 and 0.0 <= m["eval/online_success"] <= 1.0
+        assert m["eval/online_success/mobile.toggle_setting"] == m["eval/online_success"]
+    assert set(result["final_eval"]) >= {"eval/step_success", "eval/online_success"}
+
+
 def test_dynamic_sampling_drops_equal_groups_in_the_trainer(tmp_path, sim_data):
     # with a constant reward every group is uninformative: nothing is trained, every group is counted as dropped
     @register_reward("test_constant")

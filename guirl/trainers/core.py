@@ -280,6 +280,8 @@ def train(
                 model.train()
                 acc.log(scores, step=step)
                 history[-1].update(scores)
+                with open(Path(cfg.output_dir) / "metrics.jsonl", "a") as fh:  # evaluation lines carry eval/* keys
+                    fh.write(json.dumps({"step": step, **scores}) + "\n")
                 acc.print(f"step {step}: " + ", ".join(f"{k}={v:.4f}" for k, v in scores.items()))
             acc.wait_for_everyone()
         if (cfg.save_every and step % cfg.save_every == 0) or step == cfg.max_steps:

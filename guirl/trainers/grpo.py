@@ -259,19 +259,48 @@ def save_final(policy, model, out_dir: Path) -> Path:
 
 
 def heldout_evaluator(cfg, policy, engine):
-    """``evaluate(model, step)`` on ``cfg.eval_samples`` held-out steps (greedy, batched), or None."""
+    """``evaluate(model, step)``: greedy batched step success on ``cfg.eval_samples`` held-out steps
+    (``eval_data``) and greedy episode success on ``eval_online_tasks`` played live (``eval/online_success``,
+    and per task); None when neither is configured. Also returns the held-out steps."""
     from guirl.eval.steps import evaluate_steps
 
-    if not cfg.eval_data:
+    if not cfg.eval_data and not cfg.eval_online_tasks:
         return None, None
-    held = [(s.episode, s.step, s.root) for s in load_states([cfg.eval_data]) if s.step.valid_actions]
-    held = random.Random(cfg.seed).sample(held, min(cfg.eval_samples, len(held)))
+    held = []
+    if cfg.eval_data:
+        paths = [cfg.eval_data] if isinstance(cfg.eval_data, str) else list(cfg.eval_data)
+        held = [(s.episode, s.step, s.root) for s in load_states(paths) if s.step.valid_actions]
+        held = random.Random(cfg.seed).sample(held, min(cfg.eval_samples, len(held)))
 
     def evaluate(model, step):
         engine.update_weights(model, step)
-        return evaluate_steps(engine, policy.prompt, policy.frame_for, held, max_new_tokens=cfg.max_new_tokens)
+        scores = {}
+        if held:
+            scores = evaluate_steps(engine, policy.prompt, policy.frame_for, held, max_new_tokens=cfg.max_new_tokens)
+        if cfg.eval_online_tasks:
+            scores |= online_success(cfg, policy, engine)
+        return scores
 
     return evaluate, held
+
+
+def online_success(cfg, policy, engine) -> dict[str, float]:
+    """Greedy whole-episode success of the engine's current weights on ``cfg.eval_online_tasks``, every live
+    episode's step generated in one batched engine call (:func:`guirl.rollout.online.run_online`)."""
+    from guirl.envs.base import make_env
+    from guirl.rollout.online import EnvSlots, run_online
+    from guirl.rollout.online import online_success as success_of
+    from guirl.rollout.runner import EpisodeSpec
+
+    specs = [EpisodeSpec(task=t, seed=cfg.eval_online_seed + k)
+             for t in cfg.eval_online_tasks for k in range(cfg.eval_online_episodes)]
+    envs = EnvSlots(lambda: make_env(cfg.eval_online_env, **cfg.eval_online_env_kwargs))
+    params = SamplingParams(n=1, temperature=0.0, max_new_tokens=cfg.max_new_tokens, seed=0)
+    try:
+        trajs, _ = run_online(engine, policy, envs, specs, params, cfg.eval_online_max_steps)
+    finally:
+        envs.close()
+    return {"eval/online_" + k.replace("/all", ""): v for k, v in success_of(trajs).items()}
 
 
 def train_grpo(cfg: GRPOConfig) -> dict[str, Any]:

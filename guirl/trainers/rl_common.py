@@ -83,8 +83,17 @@ class RecordedStatesConfig(TrainerConfig):
     image_root: str | None = Field(None, description="image directory of adapter formats (default: next to the file)")
     step_labels: list[str] = Field(default_factory=lambda: ["correct", "error_escape", "back_on_track"],
                                    description="step labels used as training states")
-    eval_data: str | None = Field(None, description="held-out episodes .jsonl for periodic greedy evaluation")
+    eval_data: str | list[str] | None = Field(
+        None, description="held-out episodes .jsonl (one path or several) for periodic greedy evaluation")
     eval_samples: int = Field(64, gt=0, description="held-out steps evaluated each time")
+    eval_online_tasks: list[str] = Field(default_factory=list, description=(
+        "tasks played live (greedy) at each evaluation, logged as eval/online_success (empty: none)"))
+    eval_online_env: str = Field("sim", description="registered environment of eval_online_tasks")
+    eval_online_env_kwargs: dict[str, Any] = Field(default_factory=dict, description="its constructor arguments")
+    eval_online_episodes: int = Field(4, gt=0, description="episodes per task at each online evaluation")
+    eval_online_max_steps: int = Field(12, gt=0, description="step limit of an online evaluation episode")
+    eval_online_seed: int = Field(70_000, ge=0, description="first episode seed of the online evaluation "
+                                  "(the same episodes at every evaluation; keep it off the training seeds)")
     format: str | None = Field(None, description="output format (default: the model's PromptSpec)")
     history_window: int | None = Field(None, ge=0, description="previous steps in the prompt (default: the model's)")
     micro_batch_size: int = Field(8, gt=0, description="samples per forward/backward pass")
