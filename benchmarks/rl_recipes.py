@@ -93,8 +93,19 @@ def recipe_method(recipe: str) -> str:
 
 
 def overrides_tag(overrides: list[str]) -> str:
-    """A directory-name-safe tag of the overrides (a YAML value such as ``rewards=[{...}]`` loses its punctuation)."""
-    parts = (re.sub(r"[^A-Za-z0-9_-]", "", o.replace("=", "").replace(".", "").replace("/", ""))[:24] for o in overrides)
+    """A directory-name-safe tag of the overrides (a YAML value such as ``rewards=[{...}]`` loses its punctuation);
+    an override cut to 24 characters gets a hash of its whole text, so two that differ only further on (two
+    ``train_data`` lists) name different runs.
+
+    >>> overrides_tag(["max_steps=800", "train_data=[a/b.jsonl,c.jsonl]"]) != overrides_tag(["max_steps=800", "train_data=[a/b.jsonl]"])
+    True
+    """
+    import hashlib
+
+    parts = []
+    for o in overrides:
+        safe = re.sub(r"[^A-Za-z0-9_-]", "", o.replace("=", "").replace(".", "").replace("/", ""))
+        parts.append(safe if len(safe) <= 24 else f"{safe[:24]}-{hashlib.sha1(o.encode()).hexdigest()[:8]}")
     return "_".join(parts)
 
 
