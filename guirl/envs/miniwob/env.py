@@ -357,34 +357,18 @@ class MiniWoBEnv:
         return obs, {"done": done, "raw_reward": raw_reward, "reason": reason}
 
     def _expert(self, obs: Observation) -> None:
-        """With ``oracle``: the scripted expert's action on ``obs`` as its ``valid_actions`` (None when the
-        task has no script or the script finds no target on this page)."""
-        self._expected = None
-        if not self.oracle:
-            return
-        from guirl.envs.miniwob.scripted import SCRIPTED_TASKS
-        from guirl.rollout.policy import PolicyInput
+        """With ``oracle``: the scripted expert's action on ``obs`` as its ``valid_actions``."""
+        from guirl.envs.miniwob.scripted import expert_action
 
-        script = SCRIPTED_TASKS.get(self.task)
-        if script is None:
-            return
-        inputs = PolicyInput(obs.instruction, obs.screenshot, obs.frame, [], [], 0, obs, {"task": self.task})
-        try:
-            self._expected = script(inputs)
-        except ValueError:  # no such element on this page: no verdict for this step
-            return
-        obs.valid_actions = [self._expected]
+        self._expected = expert_action(self.task, obs) if self.oracle else None
+        if self._expected is not None:
+            obs.valid_actions = [self._expected]
 
     def _matches_expert(self, action: Action) -> bool:
-        from guirl.eval.offline import match_action
+        from guirl.envs.miniwob.scripted import matches_expert
 
-        before = self._prev
-        assert before is not None and self._expected is not None
-        try:
-            executed = action.to_frame(before.frame)
-        except ValueError:
-            return False
-        return match_action(executed, [self._expected], screen_size=before.screenshot.size, a11y=before.a11y).success
+        assert self._prev is not None and self._expected is not None
+        return matches_expert(action, self._expected, self._prev)
 
     def _crash_guard(self, what: str):
         return _CrashGuard(self, what)

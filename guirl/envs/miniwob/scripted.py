@@ -127,3 +127,26 @@ def scripted_policy(inputs: PolicyInput) -> Action:
             f"no scripted MiniWoB policy for task {task!r}; scripted tasks: {sorted(SCRIPTED_TASKS)}"
         ) from None
     return policy(inputs)
+
+
+def expert_action(task: str, obs) -> Action | None:
+    """The scripted expert's action on observation ``obs`` of ``task`` (the MiniWoB++ oracle's A*_t); None when the
+    task has no script or the script finds no target on this page."""
+    script = SCRIPTED_TASKS.get(task)
+    if script is None:
+        return None
+    try:
+        return script(PolicyInput(obs.instruction, obs.screenshot, obs.frame, [], [], 0, obs, {"task": task}))
+    except ValueError:  # no such element on this page: no verdict for this step
+        return None
+
+
+def matches_expert(action: Action, expected: Action, before) -> bool:
+    """Whether ``action``, executed on observation ``before``, is the expert's (``match_action``, inclusive)."""
+    from guirl.eval.offline import match_action
+
+    try:
+        executed = action.to_frame(before.frame)
+    except ValueError:
+        return False
+    return match_action(executed, [expected], screen_size=before.screenshot.size, a11y=before.a11y).success
