@@ -269,3 +269,15 @@ def test_point_ground_truth_is_scored_smoothly():
     tall = Frame.screen(1080, 2400)
     assert phi_gui(click(588, 1200, frame=tall), Action(type="click", point=(540, 1200), frame=tall), tall) == 1.0
     assert point_position_score((530, 500), (500, 500), radius=40) == pytest.approx(0.75)
+
+
+def test_gate_on_type_takes_the_position_credit_of_a_wrong_type():
+    # the paper's sum pays a right-click on the target half the reward; gated, a wrong type scores 0
+    assert phi_gui(click(200, 150, kind="right_click"), CLICK_GT, SCREEN, gate_on_type=True) == 0.0
+    assert phi_gui(click(275, 150), CLICK_GT, SCREEN, gate_on_type=True) == pytest.approx(0.875)  # right type: as before
+    typing = Action(type="type", text="hi", box=BOX, frame=SCREEN)
+    assert phi_gui(click(200, 150), typing, SCREEN) == pytest.approx(1 / 3)  # a click on the field of a TYPE step
+    reward = make_reward("litegui_ms", fmt="qwen_computer_use", gate_on_type=True)
+    out = '<tool_call>{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [200, 150]}}</tool_call>'
+    assert reward([out], valid_actions=[[typing]], output_frame=[SCREEN]) == [0.0]
+    assert reward([out], valid_actions=[[typing, CLICK_GT]], output_frame=[SCREEN]) == [1.0]  # max over A*_t

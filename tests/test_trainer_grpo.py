@@ -70,6 +70,18 @@ def test_reward_rises_and_every_parameter_changes(tmp_path, sim_data):
     assert sum(rewards[-3:]) / 3 > sum(rewards[:3]) / 3 + 0.1, rewards  # measured: 0.73 -> 0.99
 
 
+def test_freeze_vision_trains_the_language_model_only(tmp_path, sim_data):
+    cfg = config(tmp_path, sim_data, max_steps=2, group_size=4, max_new_tokens=6, freeze_vision=True,
+                 optim={"lr": 1e-2, "max_grad_norm": 0.0})
+    start = load_file(str(Path(cfg.model) / "model.safetensors"))
+    end = load_file(str(train_grpo(cfg)["final_dir"] / "model.safetensors"))
+    vision = [k for k in start if ".visual." in k]
+    language = [k for k in start if ".language_model." in k and "embed_tokens" not in k]
+    assert vision and language
+    assert all(torch.equal(start[k], end[k]) for k in vision), "a frozen vision tower changed"
+    assert not [k for k in language if torch.equal(start[k], end[k])], "every language-model layer must train"
+
+
 def test_trainer_logprobs_of_fresh_samples_equal_the_engine(tmp_path, sim_data):
     """The invariant: same prompt tokens and images in rollout and training (dropped images or a template
     mismatch would break it)."""

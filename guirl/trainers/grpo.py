@@ -239,7 +239,17 @@ def load_rl_policy(cfg: GRPOConfig):
                                reasoning=spec.reasoning)
     if lora is None:
         policy.model.requires_grad_(True)
+        if cfg.freeze_vision:
+            vision_tower(policy.model).requires_grad_(False)
     return policy
+
+
+def vision_tower(model: torch.nn.Module) -> torch.nn.Module:
+    """The vision tower of a Qwen-VL model (``model.visual`` in transformers 5, ``visual`` before)."""
+    for owner in (getattr(model, "model", None), model):
+        if owner is not None and isinstance(getattr(owner, "visual", None), torch.nn.Module):
+            return owner.visual
+    raise ValueError(f"{type(model).__name__} has no vision tower (.visual): freeze_vision needs a Qwen-VL model")
 
 
 def save_final(policy, model, out_dir: Path) -> Path:

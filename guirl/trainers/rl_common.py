@@ -98,6 +98,9 @@ class RecordedStatesConfig(TrainerConfig):
     history_window: int | None = Field(None, ge=0, description="previous steps in the prompt (default: the model's)")
     micro_batch_size: int = Field(8, gt=0, description="samples per forward/backward pass")
     lora_rank: int = Field(0, ge=0, description="LoRA rank on the language model (0 = full fine-tuning)")
+    freeze_vision: bool = Field(False, description=(
+        "full fine-tuning: keep the vision tower (and its merger) frozen, train the language model only "
+        "(LoRA leaves it frozen anyway)"))
     engine_max_rows: int = Field(64, gt=0, description="rows per batched generation pass")
 
 

@@ -1,0 +1,105 @@
+"""Where RL moves a policy: held-out step success per ground-truth action type, and the action types it predicts.
+
+    python benchmarks/rl_action_types.py MODEL [MODEL ...] [--seed 5] [--split trajectories/train.jsonl]
+                                         [--samples 400] [--out runs/bench-rl]
+
+Greedy, batched (the evaluation of ``benchmarks/rl_recipes.py``) on ``--samples`` recorded steps of
+built-in-world data of ``--seed`` (generated under ``--out`` when missing; seed 5 is the validation seed
+the tiny recipes were chosen on, seed 7 the held-out one). Per model: for each ground-truth action type
+(the first valid action's), steps / successes / type matches, and how often each action type was
+predicted. A policy that collapses onto one action type (e.g. always clicking) shows here while its
+overall step success may hardly move. ``--pass-at K`` also samples K completions per step at temperature
+1 (the recipes' sampling) and prints their mean success, pass@K and the share of steps the greedy output
+gets wrong but some sample gets right: the room a reward has to teach anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import random
+from pathlib import Path
+
+from rl_recipes import ensure_data
+
+
+def by_type(model: str, steps: list, max_new_tokens: int = 80) -> tuple[dict, dict, float, list[bool]]:
+    from guirl.eval.steps import evaluate_steps
+    from guirl.models.load import load_policy
+    from guirl.rollout.hf_engine import HFEngine
+
+    policy = load_policy(model)
+    predictions: list = []
+    scores = evaluate_steps(HFEngine.from_policy(policy), policy.prompt, policy.frame_for, steps, max_new_tokens,
+                            predictions)
+    truth: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
+    predicted: collections.Counter = collections.Counter()
+    for (_, step, _), (action, match, _) in zip(steps, predictions, strict=True):
+        row = truth[step.valid_actions[0].type.value]
+        row[0] += 1
+        row[1] += match.success
+        row[2] += match.type_match
+        predicted[action.type.value if action else "unparsed"] += 1
+    return dict(truth), dict(predicted), scores["eval/step_success"], [bool(m.success) for _, m, _ in predictions]
+
+
+def sampled(model: str, steps: list, k: int, greedy_ok: list[bool]) -> str:
+    from guirl.actions import Frame, ParseFailure, parse_action
+    from guirl.eval.offline import match_action
+    from guirl.eval.steps import recorded_prompt
+    from guirl.models.load import load_policy
+    from guirl.rollout.engine import SamplingParams
+    from guirl.rollout.hf_engine import HFEngine
+
+    policy = load_policy(model)
+    prompts = [recorded_prompt(policy.prompt, policy.frame_for, ep, st, root) for ep, st, root in steps]
+    outputs = HFEngine.from_policy(policy).generate([p for p, _ in prompts],
+                                                    SamplingParams(n=k, temperature=1.0, max_new_tokens=80, seed=1))
+    hits = []
+    for (_, step, _), (_, image), group in zip(steps, prompts, outputs, strict=True):
+        row = []
+        for c in group:
+            action = parse_action(c.text, policy.prompt.fmt, policy.frame_for(*image.size))
+            if action:
+                try:
+                    action = action.to_frame(Frame.screen(*image.size))
+                except ValueError as err:
+                    action = ParseFailure(reason=str(err))
+            row.append(match_action(action, step.valid_actions, screen_size=image.size, a11y=step.a11y).success)
+        hits.append(row)
+    n = len(hits)
+    return (f"  {k} samples at T=1: mean success {sum(sum(r) / k for r in hits) / n:.3f}, pass@{k} "
+            f"{sum(any(r) for r in hits) / n:.3f}, greedy wrong but some sample right "
+            f"{sum(any(r) and not g for r, g in zip(hits, greedy_ok, strict=True)) / n:.3f}")
+
+
+def main() -> None:
+    import torch
+
+    from guirl.trainers.rl_common import load_states
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("models", nargs="+", help="model directories (the base agent, trained runs' final/)")
+    parser.add_argument("--seed", type=int, default=5, help="data seed of the steps (default 5: validation)")
+    parser.add_argument("--split", default="trajectories/train.jsonl", help="file under the data directory")
+    parser.add_argument("--samples", type=int, default=400, help="steps drawn (random.Random(0))")
+    parser.add_argument("--out", default="runs/bench-rl", help="where the data is (or is generated)")
+    parser.add_argument("--pass-at", type=int, default=0, help="also sample K completions per step at T=1")
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    data = ensure_data(Path(args.out), args.seed)
+    steps = [(s.episode, s.step, s.root) for s in load_states([str(data / args.split)]) if s.step.valid_actions]
+    steps = random.Random(0).sample(steps, min(args.samples, len(steps)))
+    for model in args.models:
+        truth, predicted, success, greedy_ok = by_type(model, steps)
+        print(f"\n{model}: step success {success:.3f} on {len(steps)} steps of data seed {args.seed} ({args.split})")
+        print(f"  {'ground truth':<14} {'steps':>5} {'success':>7} {'type ok':>7}")
+        for kind, (n, ok, type_ok) in sorted(truth.items()):
+            print(f"  {kind:<14} {n:>5} {ok:>7} {type_ok:>7}")
+        print("  predicted types: " + ", ".join(f"{k} {v}" for k, v in sorted(predicted.items(), key=lambda kv: -kv[1])))
+        if args.pass_at:
+            print(sampled(model, steps, args.pass_at, greedy_ok))
+
+
+if __name__ == "__main__":
+    main()
