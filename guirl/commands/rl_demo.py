@@ -3,7 +3,8 @@
 The README's main job (``make demo``). It starts from ``checkpoints/base-agent-tiny``, generates
 built-in-world data (training states of data seed 3; held-out multi-step steps of seed 7, which
 neither the base agent nor this run trained on), measures held-out step success greedily, runs a
-short GRPO recipe (``recipes/litegui_mdgrpo_tiny.yaml`` with ``--steps`` optimiser steps), measures
+short GRPO-family recipe (``recipes/guilibra_kl_grpo_sngs_tiny.yaml``, the tiny recipe that measured
+best on held-out data, with ``--steps`` optimiser steps), measures
 again, and prints both with 95% Wilson intervals and the paired difference. It writes an HTML report
 (``report.html``: the reward and loss curves, held-out scores, and the same held-out screens before
 and after with the predicted actions drawn). Everything runs on the CPU, offline; rerunning resumes
@@ -18,7 +19,7 @@ import time
 from pathlib import Path
 
 SHIPPED_AGENT = Path(__file__).resolve().parents[2] / "checkpoints" / "base-agent-tiny"
-RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "litegui_mdgrpo_tiny.yaml"
+RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "guilibra_kl_grpo_sngs_tiny.yaml"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--out", default="guirl-demo/rl", help="output directory (default: ./guirl-demo/rl)")
     parser.add_argument("--model", default=str(SHIPPED_AGENT), help="starting checkpoint (default: the shipped base agent)")
-    parser.add_argument("--config", default=str(RECIPE), help="GRPO recipe (default: recipes/litegui_mdgrpo_tiny.yaml)")
+    parser.add_argument("--config", default=str(RECIPE), help="GRPO recipe (default: recipes/guilibra_kl_grpo_sngs_tiny.yaml)")
     parser.add_argument("--steps", type=int, default=60, help="optimiser steps (default: 60)")
     parser.add_argument("--heldout", type=int, default=120, help="held-out multi-step steps evaluated (default: 120)")
     parser.add_argument("--seed", type=int, default=0, help="training seed")
