@@ -23,15 +23,11 @@ from pathlib import Path
 from rl_recipes import ensure_data
 
 
-def by_type(model: str, steps: list, max_new_tokens: int = 80) -> tuple[dict, dict, float, list[bool]]:
+def by_type(policy, engine, steps: list, max_new_tokens: int = 80) -> tuple[dict, dict, float, list[bool]]:
     from guirl.eval.steps import evaluate_steps
-    from guirl.models.load import load_policy
-    from guirl.rollout.hf_engine import HFEngine
 
-    policy = load_policy(model)
     predictions: list = []
-    scores = evaluate_steps(HFEngine.from_policy(policy), policy.prompt, policy.frame_for, steps, max_new_tokens,
-                            predictions)
+    scores = evaluate_steps(engine, policy.prompt, policy.frame_for, steps, max_new_tokens, predictions)
     truth: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
     predicted: collections.Counter = collections.Counter()
     for (_, step, _), (action, match, _) in zip(steps, predictions, strict=True):
@@ -43,30 +39,19 @@ def by_type(model: str, steps: list, max_new_tokens: int = 80) -> tuple[dict, di
     return dict(truth), dict(predicted), scores["eval/step_success"], [bool(m.success) for _, m, _ in predictions]
 
 
-def sampled(model: str, steps: list, k: int, greedy_ok: list[bool]) -> str:
-    from guirl.actions import Frame, ParseFailure, parse_action
-    from guirl.eval.offline import match_action
+def sampled(policy, engine, steps: list, k: int, greedy_ok: list[bool]) -> str:
+    """K samples per step at T=1, scored by the ``step_match`` reward (the held-out metric) on the columns the
+    RL trainers build."""
     from guirl.eval.steps import recorded_prompt
-    from guirl.models.load import load_policy
+    from guirl.rewards import columns_for, make_reward, reward_columns
     from guirl.rollout.engine import SamplingParams
-    from guirl.rollout.hf_engine import HFEngine
 
-    policy = load_policy(model)
     prompts = [recorded_prompt(policy.prompt, policy.frame_for, ep, st, root) for ep, st, root in steps]
-    outputs = HFEngine.from_policy(policy).generate([p for p, _ in prompts],
-                                                    SamplingParams(n=k, temperature=1.0, max_new_tokens=80, seed=1))
-    hits = []
-    for (_, step, _), (_, image), group in zip(steps, prompts, outputs, strict=True):
-        row = []
-        for c in group:
-            action = parse_action(c.text, policy.prompt.fmt, policy.frame_for(*image.size))
-            if action:
-                try:
-                    action = action.to_frame(Frame.screen(*image.size))
-                except ValueError as err:
-                    action = ParseFailure(reason=str(err))
-            row.append(match_action(action, step.valid_actions, screen_size=image.size, a11y=step.a11y).success)
-        hits.append(row)
+    outputs = engine.generate([p for p, _ in prompts], SamplingParams(n=k, temperature=1.0, max_new_tokens=80, seed=1))
+    columns = columns_for([reward_columns(st, ep, policy.frame_for(*image.size))
+                           for (ep, st, _), (_, image) in zip(steps, prompts, strict=True)], k)
+    scores = make_reward("step_match", fmt=policy.prompt.fmt).score([c.text for g in outputs for c in g], **columns).scores
+    hits = [scores[i * k : (i + 1) * k] for i in range(len(steps))]
     n = len(hits)
     return (f"  {k} samples at T=1: mean success {sum(sum(r) / k for r in hits) / n:.3f}, pass@{k} "
             f"{sum(any(r) for r in hits) / n:.3f}, greedy wrong but some sample right "
@@ -76,6 +61,8 @@ def sampled(model: str, steps: list, k: int, greedy_ok: list[bool]) -> str:
 def main() -> None:
     import torch
 
+    from guirl.models.load import load_policy
+    from guirl.rollout.hf_engine import HFEngine
     from guirl.trainers.rl_common import load_states
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -91,14 +78,16 @@ def main() -> None:
     steps = [(s.episode, s.step, s.root) for s in load_states([str(data / args.split)]) if s.step.valid_actions]
     steps = random.Random(0).sample(steps, min(args.samples, len(steps)))
     for model in args.models:
-        truth, predicted, success, greedy_ok = by_type(model, steps)
+        policy = load_policy(model)
+        engine = HFEngine.from_policy(policy)
+        truth, predicted, success, greedy_ok = by_type(policy, engine, steps)
         print(f"\n{model}: step success {success:.3f} on {len(steps)} steps of data seed {args.seed} ({args.split})")
         print(f"  {'ground truth':<14} {'steps':>5} {'success':>7} {'type ok':>7}")
         for kind, (n, ok, type_ok) in sorted(truth.items()):
             print(f"  {kind:<14} {n:>5} {ok:>7} {type_ok:>7}")
         print("  predicted types: " + ", ".join(f"{k} {v}" for k, v in sorted(predicted.items(), key=lambda kv: -kv[1])))
         if args.pass_at:
-            print(sampled(model, steps, args.pass_at, greedy_ok))
+            print(sampled(policy, engine, steps, args.pass_at, greedy_ok))
 
 
 if __name__ == "__main__":
