@@ -57,6 +57,9 @@ def save_checkpoint(accelerator, run_dir: str | Path, step: int, state: dict[str
         root.mkdir(parents=True, exist_ok=True)
     accelerator.wait_for_everyone()
     accelerator.save_state(str(tmp), safe_serialization=True)
+    # every process writes its own RNG state file: the manifest is hashed only once all have finished
+    # (without this barrier rank 0 could hash rank 1's half-written file and the checkpoint fail to verify)
+    accelerator.wait_for_everyone()
     if accelerator.is_main_process:
         (tmp / STATE).write_text(json.dumps({"step": step, **state}, indent=1))
         files = sorted(p for p in tmp.rglob("*") if p.is_file())
