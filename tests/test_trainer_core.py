@@ -109,3 +109,13 @@ def test_two_processes_match_one_process_with_the_same_global_batch(tmp_path):
     assert sorted(resumed) == [10, 11, 12]
     for step in (10, 11, 12):
         assert resumed[step] == pytest.approx(losses[step], abs=1e-9), step
+
+
+def test_checkpoint_waits_for_a_slow_process_before_hashing(tmp_path):
+    # each process writes its own RNG state file; rank 0 must not hash (or rename) the directory before rank 1 is done
+    script = Path(__file__).parent / "scripts" / "ddp_slow_rank_checkpoint.py"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(script), str(tmp_path)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ok 2" in done.stdout
+    assert (tmp_path / "checkpoints" / "step_00000001" / "random_states_1.pkl").is_file()
