@@ -4,7 +4,7 @@ The README's main job (``make demo``). It starts from ``checkpoints/base-agent-t
 built-in-world data (training states of data seed 3; held-out multi-step steps of seed 7, which
 neither the base agent nor this run trained on), measures held-out step success greedily, runs a
 short GRPO-family recipe (``recipes/guilibra_kl_grpo_sngs_tiny.yaml``, the tiny recipe that measured
-best on held-out data, with ``--steps`` optimiser steps), measures
+best on held-out data; ``--steps`` optimiser steps, by default the recipe's), measures
 again, and prints both with 95% Wilson intervals and the paired difference. It writes an HTML report
 (``report.html``: the reward and loss curves, held-out scores, and the same held-out screens before
 and after with the predicted actions drawn). Everything runs on the CPU, offline; rerunning resumes
@@ -30,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", default="guirl-demo/rl", help="output directory (default: ./guirl-demo/rl)")
     parser.add_argument("--model", default=str(SHIPPED_AGENT), help="starting checkpoint (default: the shipped base agent)")
     parser.add_argument("--config", default=str(RECIPE), help="GRPO recipe (default: recipes/guilibra_kl_grpo_sngs_tiny.yaml)")
-    parser.add_argument("--steps", type=int, default=60, help="optimiser steps (default: 60)")
+    parser.add_argument("--steps", type=int, default=None, help="optimiser steps (default: the recipe's max_steps)")
     parser.add_argument("--heldout", type=int, default=120, help="held-out multi-step steps evaluated (default: 120)")
     parser.add_argument("--seed", type=int, default=0, help="training seed")
     parser.add_argument("overrides", nargs="*", help="dotted overrides of the recipe, e.g. optim.lr=1e-5")
@@ -80,9 +80,9 @@ def run(args: argparse.Namespace) -> int:
           f"{len(held)} held-out multi-step steps (seed 7)")
     before, before_pred = _evaluate(model, held)
     print(f"before: held-out step success {before['eval/step_success']:.3f}  ({time.perf_counter() - start:.0f} s)")
-    overrides = [f"model={model}", f"output_dir={out / 'run'}", f"max_steps={args.steps}", f"seed={args.seed}",
-                 f"train_data=[{train_dir / 'trajectories' / 'train.jsonl'}]", "save_every=10", "report_to=[]",
-                 *args.overrides]
+    steps = [f"max_steps={args.steps}"] if args.steps is not None else []
+    overrides = [f"model={model}", f"output_dir={out / 'run'}", *steps, f"seed={args.seed}",
+                 f"train_data=[{train_dir / 'trajectories' / 'train.jsonl'}]", "report_to=[]", *args.overrides]
     cfg = load_config(GRPOConfig, args.config, overrides)
     result = train_grpo(cfg)
     after, after_pred = _evaluate(result["final_dir"], held)
