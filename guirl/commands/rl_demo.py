@@ -3,8 +3,8 @@
 The README's main job (``make demo``). It starts from ``checkpoints/base-agent-tiny``, generates
 built-in-world data (training states of data seed 3; held-out multi-step steps of seed 7, which
 neither the base agent nor this run trained on), measures held-out step success greedily, runs a
-short GRPO-family recipe (``recipes/guilibra_kl_grpo_sngs_tiny.yaml``, the tiny recipe that measured
-best on held-out data; ``--steps`` optimiser steps, by default the recipe's), measures
+GRPO-family recipe (``recipes/guilibra_kl_grpo_sngs_tiny.yaml`` by default, ``--config`` any other;
+``--steps`` optimiser steps, by default the recipe's ``max_steps``), measures
 again, and prints both with 95% Wilson intervals and the paired difference. It writes an HTML report
 (``report.html``: the reward and loss curves, held-out scores, and the same held-out screens before
 and after with the predicted actions drawn). Everything runs on the CPU, offline; rerunning resumes
