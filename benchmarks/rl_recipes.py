@@ -73,15 +73,32 @@ def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, see
 
 
 def train(recipe: str, seed: int, out: Path, data: Path, overrides: list[str]) -> dict:
-    import resource
-
     run = out / f"{recipe}{'-' + overrides_tag(overrides) if overrides else ''}-seed{seed}"
     cmd = [sys.executable, "-m", "guirl", "train", recipe_method(recipe), "--config", str(ROOT / "recipes" / f"{recipe}.yaml"),
            f"output_dir={run}", f"seed={seed}", "report_to=[]", *_data_overrides(recipe, data), *overrides]
+    wall, peak_mb = run_measured(cmd)
+    return {"run": str(run), "wall_s": wall, "peak_rss_mb": peak_mb}
+
+
+def run_measured(cmd: list[str]) -> tuple[float, float]:
+    """Run ``cmd`` (from the repository root) to its end: its wall seconds and its own peak RSS in MiB.
+
+    The peak is this child's (``wait4``), not the largest of every child this process has waited for
+    (``RUSAGE_CHILDREN``), so runs started one after another from one benchmark process each get their own.
+
+    >>> wall, peak = run_measured([sys.executable, "-c", "b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096])"])
+    >>> peak > 300, run_measured([sys.executable, "-c", "pass"])[1] < 200
+    (True, True)
+    """
+    import os
+
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, cwd=ROOT)
-    wall = time.perf_counter() - start
-    return {"run": str(run), "wall_s": wall, "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+    proc = subprocess.Popen(cmd, cwd=ROOT)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, cmd)
+    return time.perf_counter() - start, usage.ru_maxrss / 1024
 
 
 def recipe_method(recipe: str) -> str:
@@ -173,11 +190,13 @@ def print_table(results: dict, samples: int) -> None:
     base = results["base"]
     print(f"\nheld-out step success, n = {samples} steps per split (episode success: sim episodes); "
           "mean +- std over seeds")
-    print(f"{'recipe':<44} {'split':<20} {'base':>6} {'after':>15} {'delta':>7} {'seeds':>5} {'wall min':>8}")
+    print(f"{'recipe':<44} {'split':<20} {'base':>6} {'after':>15} {'delta':>7} {'seeds':>5} {'wall min':>8} "
+          f"{'RSS GB':>6}  per seed")
     names = sorted({k.split('/')[0] for k in results if k not in ("base", "base_model")})
     for name in names:
         runs = [v for k, v in results.items() if k.split("/")[0] == name]
         wall = statistics.mean(r["wall_s"] for r in runs) / 60
+        rss = max(r["peak_rss_mb"] for r in runs) / 1024
         for split in base:
             values = [r["scores"][split] for r in runs if split in r["scores"]]
             if not values:  # measured before this split was added
@@ -185,7 +204,7 @@ def print_table(results: dict, samples: int) -> None:
             mean = statistics.mean(values)
             std = statistics.stdev(values) if len(values) > 1 else 0.0
             print(f"{name:<44} {split:<20} {base[split]:>6.3f} {mean:>8.3f} +-{std:.3f} {mean - base[split]:>+7.3f} "
-                  f"{len(values):>5} {wall:>8.1f}")
+                  f"{len(values):>5} {wall:>8.1f} {rss:>6.2f}  " + " ".join(f"{v:.3f}" for v in values))
 
 
 if __name__ == "__main__":
