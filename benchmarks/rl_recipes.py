@@ -80,25 +80,41 @@ def train(recipe: str, seed: int, out: Path, data: Path, overrides: list[str]) -
     return {"run": str(run), "wall_s": wall, "peak_rss_mb": peak_mb}
 
 
+# Starts the command from a small process: on Linux a child's peak RSS (ru_maxrss) starts at the peak of the
+# process it was forked from, so a run started straight from this benchmark (after it generated data and
+# evaluated the base agent in-process, about 2 GB) would report at least that much.
+_LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status) % 256)
+"""
+
+
 def run_measured(cmd: list[str]) -> tuple[float, float]:
     """Run ``cmd`` (from the repository root) to its end: its wall seconds and its own peak RSS in MiB.
 
-    The peak is this child's (``wait4``), not the largest of every child this process has waited for
-    (``RUSAGE_CHILDREN``), so runs started one after another from one benchmark process each get their own.
+    The peak is the run's own: not the largest of every child this process has waited for
+    (``RUSAGE_CHILDREN``), and not this process's own peak, which a child forked from it inherits.
 
     >>> wall, peak = run_measured([sys.executable, "-c", "b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096])"])
     >>> peak > 300, run_measured([sys.executable, "-c", "pass"])[1] < 200
     (True, True)
     """
-    import os
+    import tempfile
 
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT)
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise subprocess.CalledProcessError(proc.returncode, cmd)
-    return time.perf_counter() - start, usage.ru_maxrss / 1024
+    with tempfile.TemporaryDirectory() as tmp:
+        usage = Path(tmp) / "maxrss"
+        start = time.perf_counter()
+        code = subprocess.run([sys.executable, "-c", _LAUNCHER, str(usage), *cmd], cwd=ROOT).returncode
+        wall = time.perf_counter() - start
+        if code:
+            raise subprocess.CalledProcessError(code, cmd)
+        return wall, int(usage.read_text()) / 1024
 
 
 def recipe_method(recipe: str) -> str:

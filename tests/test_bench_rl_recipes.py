@@ -29,3 +29,11 @@ def test_a_failed_run_raises_with_its_exit_code():
     with pytest.raises(subprocess.CalledProcessError) as err:
         rl_recipes.run_measured([sys.executable, "-c", "raise SystemExit(3)"])
     assert err.value.returncode == 3
+
+
+def test_a_run_does_not_inherit_the_benchmark_process_peak():
+    held = bytearray(500 * 2**20)  # the benchmark process after generating data and evaluating in-process
+    held[::4096] = b"x" * len(held[::4096])
+    _, peak = rl_recipes.run_measured([sys.executable, "-c", "pass"])
+    assert peak < 200
+    del held
