@@ -8,7 +8,9 @@ built-in-world data of ``--seed`` (generated under ``--out`` when missing; seed 
 the tiny recipes were chosen on, seed 7 the held-out one). Per model: for each ground-truth action type
 (the first valid action's), steps / successes / type matches, and how often each action type was
 predicted. A policy that collapses onto one action type (e.g. always clicking) shows here while its
-overall step success may hardly move. ``--pass-at K`` also samples K completions per step at temperature
+overall step success may hardly move. It also prints how often the output stays the same from one step
+of an episode to the next while the right action changes (with ``--samples`` above the split's size every
+consecutive pair counts): a policy that does not read the screen's progress. ``--pass-at K`` also samples K completions per step at temperature
 1 (the recipes' sampling) and prints their mean success, pass@K and the share of steps the greedy output
 gets wrong but some sample gets right: the room a reward has to teach anything.
 """
@@ -23,7 +25,7 @@ from pathlib import Path
 from rl_recipes import ensure_data
 
 
-def by_type(policy, engine, steps: list, max_new_tokens: int = 80) -> tuple[dict, dict, float, list[bool]]:
+def by_type(policy, engine, steps: list, max_new_tokens: int = 80) -> tuple[dict, dict, float, list[bool], dict]:
     from guirl.eval.steps import evaluate_steps
 
     predictions: list = []
@@ -36,7 +38,33 @@ def by_type(policy, engine, steps: list, max_new_tokens: int = 80) -> tuple[dict
         row[1] += match.success
         row[2] += match.type_match
         predicted[action.type.value if action else "unparsed"] += 1
-    return dict(truth), dict(predicted), scores["eval/step_success"], [bool(m.success) for _, m, _ in predictions]
+    follow = unchanged_outputs([(ep.id, step.index, step.valid_actions[0], text)
+                                for (ep, step, _), (_, _, text) in zip(steps, predictions, strict=True)])
+    return dict(truth), dict(predicted), scores["eval/step_success"], [bool(m.success) for _, m, _ in predictions], follow
+
+
+def unchanged_outputs(rows: list[tuple[str, int, object, str]]) -> dict[str, float]:
+    """How much a policy's output follows the screen within a task. ``rows``: (episode id, step index, the
+    step's right action, the policy's output text). Over pairs of consecutive steps of one episode whose
+    right action differs: the share where the output stayed the same; and per episode, distinct outputs
+    against distinct right actions. A policy that reads the screen changes its output when the task moves on.
+
+    >>> unchanged_outputs([("e", 0, "a", "x"), ("e", 1, "b", "x"), ("e", 2, "c", "y"), ("f", 0, "a", "x")])
+    {'changed_truth_pairs': 2, 'same_output': 0.5, 'outputs_per_episode': 1.5, 'truths_per_episode': 2.0}
+    """
+    episodes: dict[str, dict[int, tuple[object, str]]] = collections.defaultdict(dict)
+    for episode, index, truth, text in rows:
+        episodes[episode][index] = (truth, text)
+    pairs = same = 0
+    for steps in episodes.values():
+        for index, (truth, text) in steps.items():
+            if index + 1 in steps and steps[index + 1][0] != truth:
+                pairs += 1
+                same += steps[index + 1][1] == text
+    n = max(1, len(episodes))
+    return {"changed_truth_pairs": pairs, "same_output": same / max(1, pairs),
+            "outputs_per_episode": sum(len({t for _, t in s.values()}) for s in episodes.values()) / n,
+            "truths_per_episode": sum(len({str(a) for a, _ in s.values()}) for s in episodes.values()) / n}
 
 
 def sampled(policy, engine, steps: list, k: int, greedy_ok: list[bool]) -> str:
@@ -80,12 +108,16 @@ def main() -> None:
     for model in args.models:
         policy = load_policy(model)
         engine = HFEngine.from_policy(policy)
-        truth, predicted, success, greedy_ok = by_type(policy, engine, steps)
+        truth, predicted, success, greedy_ok, follow = by_type(policy, engine, steps)
         print(f"\n{model}: step success {success:.3f} on {len(steps)} steps of data seed {args.seed} ({args.split})")
         print(f"  {'ground truth':<14} {'steps':>5} {'success':>7} {'type ok':>7}")
         for kind, (n, ok, type_ok) in sorted(truth.items()):
             print(f"  {kind:<14} {n:>5} {ok:>7} {type_ok:>7}")
         print("  predicted types: " + ", ".join(f"{k} {v}" for k, v in sorted(predicted.items(), key=lambda kv: -kv[1])))
+        if follow["changed_truth_pairs"]:
+            print(f"  consecutive steps whose right action changes: {follow['changed_truth_pairs']}, output unchanged on "
+                  f"{follow['same_output']:.2f}; per episode {follow['outputs_per_episode']:.2f} distinct outputs, "
+                  f"{follow['truths_per_episode']:.2f} distinct right actions")
         if args.pass_at:
             print(sampled(policy, engine, steps, args.pass_at, greedy_ok))
 
