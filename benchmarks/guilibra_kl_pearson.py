@@ -33,7 +33,7 @@ from pathlib import Path
 from rl_recipes import ROOT, _data_overrides, ensure_data
 
 RECIPE = "guilibra_kl_grpo_sngs_tiny"
-CONDITIONS = {"kl": [], "no_kl": ["kl_coef=0"], "no_sngs": ["advantage=grpo", "advantage_kwargs={}"]}
+CONDITIONS = {"kl": [], "no_kl": ["kl_coef=0"], "no_sngs": ["advantage=grpo", "advantage_kwargs={}", "success_signal=null"]}
 GROUNDING_FAMILIES = ["desktop.ground", "web.ground", "mobile.ground"]
 
 

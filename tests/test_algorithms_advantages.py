@@ -70,6 +70,28 @@ def test_sngs_hand_computed():
     assert torch.allclose(adv7, torch.tensor([1.5, -0.5, -0.5, -0.5]), atol=1e-6)
 
 
+def test_sngs_success_signal_is_the_success_rate():
+    # a well-formatted group that is all wrong under GUI-Libra's reward: every completion 0.1 format credit.
+    # With its accuracy (all 0) as the success signal p_g = 0 -> lambda = 0.5; from the total, p_g = 0.1 -> 0.65
+    totals, accuracy = torch.full((4,), 0.1, dtype=torch.float64), torch.zeros(4, dtype=torch.float64)
+    _, with_success = sngs_advantage(totals, 4, success=accuracy)
+    _, from_total = sngs_advantage(totals, 4)
+    assert with_success["advantages/sngs_success_mean"] == 0.0
+    assert with_success["advantages/sngs_lambda_mean"] == pytest.approx(0.5)
+    assert from_total["advantages/sngs_success_mean"] == pytest.approx(0.1)
+    assert from_total["advantages/sngs_lambda_mean"] == pytest.approx(0.65)
+    # one right (1.0), two formatted but wrong (0.1), one unformatted (0.0): accuracy [1, 0, 0, 0] -> p_g = 0.25,
+    # lambda = 0.875; the total's mean 0.3 would give 0.95. GRPO: mean 0.3, std = sqrt((0.49 + 2*0.04 + 0.09) / 3)
+    # = sqrt(0.22); negative advantages (0.1 - 0.3) / std and (0 - 0.3) / std scaled by lambda
+    rewards = torch.tensor([1.0, 0.1, 0.1, 0.0], dtype=torch.float64)
+    adv, _ = sngs_advantage(rewards, 4, success=torch.tensor([1.0, 0.0, 0.0, 0.0]), epsilon=0.0)
+    std = math.sqrt(0.22)
+    assert torch.allclose(adv, torch.tensor([0.7 / std, -0.2 / std * 0.875, -0.2 / std * 0.875, -0.3 / std * 0.875],
+                                            dtype=torch.float64))
+    with pytest.raises(ValueError, match="shape"):
+        sngs_advantage(rewards, 4, success=torch.zeros(3))
+
+
 def _loop_grpo(rewards, g, eps):
     out = []
     for start in range(0, len(rewards), g):

@@ -99,7 +99,26 @@ def test_a11y_smallest_box_vs_any_box():
 def test_unknown_rule_lists_names():
     with pytest.raises(KeyError, match="known rules"):
         get_rule("nearest")
-    assert set(MATCH_RULES) == {"inclusive", "exclusive", "guilibra", "infigui", "uis1", "aitw", "odyssey", "uir1"}
+    assert set(MATCH_RULES) == {"inclusive", "exclusive", "guilibra", "infigui", "infigui_resized", "uis1", "aitw",
+                                "odyssey", "uir1"}
+
+
+def test_infigui_radius_in_resized_pixels():
+    # InfiGUI-R1's check_click is called with the resized size: 1080 x 2400 screen resized to 1092 x 2408, the
+    # prediction (153.86, 237.69) in resized px = (152.17, 236.90) screen px, target point (71, 288):
+    # screen px: 95.91 <= 0.04 * 2400 = 96 -> infigui hits; resized px: 96.77 > 0.04 * 2408 = 96.32 -> miss
+    phone, resized = Frame.screen(1080, 2400), Frame(kind="resized", width=1092, height=2408)
+    pred = Action(type=ActionType.CLICK, point=(153.86, 237.69), frame=resized)
+    gold = [Action(type=ActionType.CLICK, point=(71, 288), frame=phone)]
+    assert match_action(pred, gold, screen_size=(1080, 2400), rule="infigui").success is True
+    assert match_action(pred, gold, screen_size=(1080, 2400), rule="infigui_resized").success is False
+    p = resized.convert_point((153.86, 237.69), phone)
+    kw = {"target_box": None, "target_point": (71.0, 288.0), "screen_size": (1080, 2400), "rule": "infigui_resized"}
+    assert point_matches(p, **kw, pred_size=(1092, 2408)) is False
+    assert point_matches(p, **kw) is True  # no prediction size: screen pixels, as infigui
+    # a prediction written in screen pixels: its image is the screen, the two rules agree
+    near = Action(type=ActionType.CLICK, point=(71, 384), frame=phone)  # 96 px below: 96 <= 96
+    assert match_action(near, gold, screen_size=(1080, 2400), rule="infigui_resized").success is True
 
 
 def test_aitw_grown_box_is_clamped_like_aitw():

@@ -211,3 +211,102 @@ def test_ground_truth_with_both_box_and_point():
     paper, authors = both_rules([answer("Click", point=[510, 500]), answer("Click", point=[150, 150])], [gt, gt])
     assert paper == pytest.approx([1.0, 1.0]) and authors == pytest.approx([0.1, 1.0])
     assert guilibra_accuracy(Action(type="click", point=(510, 500), frame=SCREEN), gt) == 1.0
+
+
+# -- format_rule="authors" on the step's own ground_truth record (issue 29) ------------------------------------
+# r1gui.py reads the record itself (gt_input_text, gt_bbox / 1000, the image size of the prediction); guirl's
+# GUI-Libra reader keeps that record as the authors_check column. Each case: the authors' score with the record,
+# then guirl's reading of the same step without it (the bare Action the reader makes), which differs.
+
+
+def record_columns(tmp_path, ground_truth: dict, output_frame: Frame) -> dict:
+    """The reward columns of one GUI-Libra record read by guirl's adapter (image size from the record)."""
+    from guirl.data.adapters.guilibra import load_guilibra
+    from guirl.rewards import reward_columns
+
+    (tmp_path / "s.png").write_bytes(b"x")  # the reader checks the file exists; the record gives its size
+    data = tmp_path / "rl.jsonl"
+    data.write_text(json.dumps({"images": ["s.png"], "problem": "do it", "ground_truth": ground_truth}) + "\n")
+    (episode,) = load_guilibra(data)
+    columns = reward_columns(episode.steps[0], episode, output_frame)
+    return {name: [value] for name, value in columns.items()}
+
+
+AUTHORS = make_reward("guilibra", format_rule="authors")
+PHONE = {"image_width": 1080, "image_height": 2400}
+
+
+def authors_with_and_without_record(tmp_path, ground_truth, completion, output_frame=SCREEN):
+    columns = record_columns(tmp_path, ground_truth, output_frame)
+    assert columns["authors_check"] == [ground_truth]
+    with_record = AUTHORS([completion], **columns)[0]
+    without = AUTHORS([completion], **{k: v for k, v in columns.items() if k != "authors_check"})[0]
+    return with_record, without
+
+
+def test_authors_write_target_none(tmp_path):
+    # gt_input_text "None" -> "none"; predicted value "None" -> "none": one token each, equal -> F1 1 -> 1.0.
+    # guirl's reader keeps no text for "None": against the bare Action the reference is "" -> F1 0 -> 0.1
+    gt = {"gt_action": "Write", "gt_input_text": "None", "gt_bbox": [-100, -100], **PHONE}
+    assert authors_with_and_without_record(tmp_path, gt, answer("Write", value="None")) == pytest.approx((1.0, 0.1))
+
+
+@pytest.mark.parametrize(("word", "guirl"), [("infeasible", 0.1), ("done", 0.1), ("complete", 0.1), ("fail", 1.0)])
+def test_authors_terminate_status_words(tmp_path, word, guirl):
+    # the record's word against the predicted word: F1 1 -> 1.0. guirl's reader turns the word into a
+    # success / failure status first: "infeasible" vs "failure", "done" / "complete" vs "success" share no
+    # token -> 0.1 ("fail" vs "failure" happens to pass the one-token substring rule -> 1.0)
+    gt = {"gt_action": "Terminate", "gt_input_text": word, "gt_bbox": [-100, -100], **PHONE}
+    got = authors_with_and_without_record(tmp_path, gt, answer("Terminate", value=word))
+    assert got == pytest.approx((1.0, guirl))
+
+
+@pytest.mark.parametrize("coordinates", [{}, {"gt_bbox": "none"}])
+def test_authors_terminate_without_coordinates(tmp_path, coordinates):
+    # no gt_bbox / gt_point_2d: r1gui raises ValueError("No ground truth coordinates found."); gt_bbox "none":
+    # "n" / 1000 raises TypeError. Both inside its try: accuracy 0, format kept -> 0.1 (guirl's Action: 1.0)
+    gt = {"gt_action": "Terminate", "gt_input_text": "success", **coordinates, **PHONE}
+    assert authors_with_and_without_record(tmp_path, gt, answer("Terminate", value="success")) == pytest.approx(
+        (0.1, 1.0)
+    )
+
+
+def test_authors_point_on_the_box_edge_in_their_arithmetic(tmp_path):
+    # 1440x3120 screenshot resized to 1400x3024; gt_bbox [30, 315, 60, 375] / 1000 -> x1 = 0.03 exactly;
+    # Click [42, 1043] / (1400, 3024) -> x = 0.03: 0.03 < 0.03 is False -> miss -> 0.1. guirl's reader stores the
+    # box in screen pixels (43.2 px), which comes back as 0.029999999999999995 < 0.03 -> inside -> 1.0
+    gt = {"gt_action": "Click", "gt_input_text": "None", "gt_bbox": [30, 315, 60, 375], "image_width": 1440,
+          "image_height": 3120, "image_width_new": 1400, "image_height_new": 3024}
+    resized = Frame(kind="resized", width=1400, height=3024)
+    got = authors_with_and_without_record(tmp_path, gt, answer("Click", point=[42, 1043]), resized)
+    assert got == pytest.approx((0.1, 1.0))
+    # one pixel further in, 43 / 1400 = 0.0307 > 0.03: a hit for both
+    assert authors_with_and_without_record(tmp_path, gt, answer("Click", point=[43, 1043]), resized) == pytest.approx(
+        (1.0, 1.0)
+    )
+
+
+def test_authors_record_rules_by_hand():
+    from guirl.rewards.guilibra import authors_record_accuracy, read_authors_answer
+
+    click = read_authors_answer(answer("Click", point=[540, 1200]))
+    base = {"gt_action": "click", "gt_input_text": "", **PHONE}
+    # gt_point_2d is read as given (0-1): (0.5, 0.5) vs (0.5, 0.5) -> distance 0 < 0.05^2 -> 1
+    assert authors_record_accuracy(click, {**base, "gt_point_2d": [0.5, 0.5]}) == 1.0
+    # gt_bbox of two numbers is a point in 0-1000: (500, 500) -> (0.5, 0.5) -> 1
+    assert authors_record_accuracy(click, {**base, "gt_bbox": [500, 500]}) == 1.0
+    # no gt_input_text: KeyError before any comparison -> 0, even for a matching click
+    assert authors_record_accuracy(click, {k: v for k, v in base.items() if k != "gt_input_text"} | {
+        "gt_bbox": [500, 500]}) == 0.0
+    # gt_point_2d "none" on a click: len("none") == 4, then "n" < 0.5 raises TypeError -> 0
+    assert authors_record_accuracy(click, {**base, "gt_point_2d": "none"}) == 0.0
+    # ground-truth names renamed as the code does: long_press -> longpress, type -> write
+    press = read_authors_answer(answer("LongPress", point=[540, 1200]))
+    assert authors_record_accuracy(press, {**base, "gt_action": "long_press", "gt_bbox": [500, 500]}) == 1.0
+    # escapes in gt_input_text are decoded after lower-casing: "Caf\\u00e9" -> "café"; the prediction's value is
+    # taken as written, so "café" matches it and the JSON escape of the same text does not
+    fields = '"action_type": "Write", "action_description": "d", "point_2d": "none"'
+    gt_type = {"gt_action": "type", "gt_input_text": "Caf\\u00e9", "gt_bbox": [-100, -100], **PHONE}
+    plain = read_authors_answer(raw_answer(f'{{{fields}, "value": "café"}}'))
+    escaped = read_authors_answer(answer("Write", value="café"))  # json.dumps writes "caf\\u00e9"
+    assert authors_record_accuracy(plain, gt_type) == 1.0 and authors_record_accuracy(escaped, gt_type) == 0.0

@@ -172,3 +172,32 @@ def test_require_reasoning_off_credits_a_direct_answer():
     assert make_reward("infigui_agent", fmt="qwen_computer_use")([text], **columns) == [0.0]
     direct = make_reward("infigui_agent", fmt="qwen_computer_use", require_reasoning=False)
     assert direct([text], **columns) == [pytest.approx(1.0)]
+
+
+def test_point_tolerance_in_resized_pixels_as_the_authors_measure_it():
+    # InfiGUI-R1's AndroidControl evaluator (check_click with the resized size): on a 1080 x 2400 screen resized
+    # to 1092 x 2408, the prediction (153.86, 237.69) in the resized image against the point (71, 288):
+    #   resized px: dx = (71/1080 - 153.86/1092) * 1092 = -82.07, dy = (288/2400 - 237.69/2408) * 2408 = 51.27
+    #               -> 96.77 > 0.04 * 2408 = 96.32: a miss -> type only, 0.1 + 0.9 * 0.2 = 0.28
+    #   screen px:  (152.17, 236.90) -> dx = 81.17, dy = 51.10 -> 95.91 <= 0.04 * 2400 = 96: a hit -> 1.0
+    phone = Frame.screen(1080, 2400)
+    resized = Frame(kind="resized", width=1092, height=2408)
+    gt = Action(type="click", point=(71, 288), frame=phone)
+    pred = mobile({"action": "click", "coordinate": [153.86, 237.69]})
+    columns = {"valid_actions": [[gt]], "output_frame": [resized], "screen_size": [(1080, 2400)]}
+    authors = make_reward("infigui_agent", fmt="qwen_mobile_use", tolerance_frame="output")
+    assert authors([pred], **columns) == pytest.approx([0.28])
+    assert make_reward("infigui_agent", fmt="qwen_mobile_use")([pred], **columns) == pytest.approx([1.0])
+    # infigui_point: the same option, 0.1 vs 1.0
+    point = {"fmt": "qwen_mobile_use"}
+    assert make_reward("infigui_point", **point, tolerance_frame="output")([pred], **columns) == pytest.approx([0.1])
+    assert make_reward("infigui_point", **point)([pred], **columns) == pytest.approx([1.0])
+    # boxes do not depend on the frame: inside the box in either
+    box_gt = Action(type="click", box=(40, 250, 110, 330), frame=phone)
+    inside = mobile({"action": "click", "coordinate": [76, 290]})
+    assert authors([inside], **{**columns, "valid_actions": [[box_gt]]}) == pytest.approx([1.0])
+    # the option needs the model's image size: a relative output frame has none
+    with pytest.raises(ValueError, match="tolerance_frame='output'"):
+        authors([pred], **{**columns, "output_frame": [Frame.relative(1000)]})
+    with pytest.raises(ValueError, match="tolerance_frame"):
+        make_reward("infigui_agent", tolerance_frame="resized")

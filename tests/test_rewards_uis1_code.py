@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import doctest
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -299,6 +300,132 @@ json_values = st.recursive(
 )
 def test_code_mode_never_raises_and_stays_in_range(value, name, junk):
     body = {"action": name, "coordinate": value, "coordinate2": value, "text": value, "button": value}
+    # a raw check (authors_check column) built from the same values, with an annotation
+    check = {"action": name, "coordinate": value, "candidate_bbox": value, "text": value, "annotation": value}
     for text in (out(body), out(json.dumps(value)), junk, out(junk)):
         for score in CODE([text] * 4, valid_actions=[[a] for a in VALID], output_frame=[SCREEN] * 4):
             assert 0.0 <= score <= 1.0
+        for raw_check in (check, {**check, "annotation": "HARMFUL"}, value):
+            scores = CODE([text], valid_actions=[[VALID[0]]], output_frame=[SCREEN], authors_check=[raw_check])
+            assert 0.0 <= scores[0] <= 1.0
+
+
+# -- the step's own check (authors_check column, issue 29) -------------------------------------------------------
+# gui_traj.py scores the check_options it is given, as written. guirl's AndroidControl reader keeps them as the
+# authors_check column; without it the check is rebuilt from the valid guirl Actions the reader makes. Each case:
+# (the authors' score on the check, guirl's score on the reader's Actions of the same check).
+
+
+def check_and_actions(check: dict, completion: str, size=(1000, 1000)) -> tuple[float, float]:
+    from guirl.data.adapters.androidcontrol_actions import mobile_use_actions
+
+    screen = Frame.screen(*size)
+    valid = mobile_use_actions(check, {}, size, "uis1", Path("eval.jsonl"), "step 0")
+    kw = {"valid_actions": [valid], "output_frame": [screen]}
+    return CODE([completion], **kw, authors_check=[check], screen_size=[size])[0], CODE([completion], **kw)[0]
+
+
+def on_check(check: dict, completion: str, size=(1000, 1000)) -> float:
+    screen = Frame.screen(*size)
+    kw = {"valid_actions": [[Action(type="wait")]], "output_frame": [screen], "screen_size": [size]}
+    return CODE([completion], **kw, authors_check=[check])[0]
+
+
+def test_click_with_a_list_of_boxes_is_not_normalised():
+    # norm_coordinate normalises candidate_bbox only when len(...) == 4 (one flat box): [[67, 616, 361, 830]] has
+    # length 1 and stays in pixels, so the unit click (0.081, 0.626) is in no box; the point (0.214, 0.723) is 0.165
+    # away (> 0.04) -> type only -> 0.1 + 0.9 * 0.5 = 0.55. guirl's reader normalises the box: inside -> 1.0
+    check = {"action": "click", "coordinate": [214, 723], "candidate_bbox": [[67, 616, 361, 830]]}
+    pred = out({"action": "click", "coordinate": [81, 626]})
+    assert check_and_actions(check, pred) == approx((0.55, 1.0))
+    # one flat box (TrajDataset's `bbox` copied as candidate_bbox) is normalised: inside -> 1.0
+    assert on_check({**check, "candidate_bbox": [67, 616, 361, 830]}, pred) == pytest.approx(1.0)
+
+
+def test_open_with_candidate_boxes_wants_a_predicted_open():
+    # check_response_match, 'open' branch: pred action 'click' != 'open' -> (False, False) -> 0.1 -> 0.19.
+    # guirl's reader adds a click on the icon as a valid action (its evaluator's rule): inside -> 1.0
+    check = {"action": "open", "text": "Gmail", "candidate_bbox": [[13, 79, 167, 230]]}
+    assert check_and_actions(check, out({"action": "click", "coordinate": [90, 154]})) == approx((0.19, 1.0))
+    assert check_and_actions(check, out({"action": "open", "text": "gmail"})) == approx((1.0, 1.0))
+
+
+def test_swipe_with_path_and_direction_reads_the_direction():
+    # 'direction' in the check is read first: "down" -> swapped to "up"; the predicted finger path
+    # [500, 500] -> [500, 250] goes up -> full match -> 1.0. guirl's Action keeps the path, which the authors'
+    # code would read as finger "up" -> swapped "down" != "up" -> 0.55
+    path = {"coordinate": [500, 500], "coordinate2": [500, 250]}
+    check = {"action": "swipe", **path, "direction": "down"}
+    assert check_and_actions(check, out({"action": "swipe", **path})) == approx((1.0, 0.55))
+    # direction "right" (left / right are not swapped) with a finger path going down: "down" != "right" -> 0.55
+    right = {"action": "swipe", "coordinate": [500, 500], "coordinate2": [500, 750], "direction": "right"}
+    assert on_check(right, out({"action": "swipe", "coordinate": [500, 500], "coordinate2": [500, 750]})) == (
+        pytest.approx(0.55))
+    # guirl's reader refuses that record: its path and direction disagree
+    from guirl.data.adapters import AdapterError
+    from guirl.data.adapters.androidcontrol_actions import mobile_use_actions
+
+    with pytest.raises(AdapterError, match="disagrees"):
+        mobile_use_actions(right, {}, (1000, 1000), "uis1", Path("eval.jsonl"), "step 0")
+
+
+def test_harmful_and_neutral_annotations():
+    exact = out({"action": "click", "coordinate": [500, 500]})
+    click = {"action": "click", "coordinate": [500, 500]}
+    # HARMFUL (a negative example): action 1 - 1.0 = 0 -> 0.1 * 1 + 0.9 * 0 = 0.1; guirl's Action carries no
+    # annotation -> 1.0. NEUTRAL: action 0.5 whatever the match -> 0.55
+    assert check_and_actions({**click, "annotation": "HARMFUL"}, exact) == approx((0.1, 1.0))
+    assert check_and_actions({**click, "annotation": "NEUTRAL"}, exact) == approx((0.55, 1.0))
+    # GOOD, or no annotation (their lookup raises after the score is set): the score stands
+    assert on_check({**click, "annotation": "GOOD"}, exact) == pytest.approx(1.0)
+    assert on_check(click, exact) == pytest.approx(1.0)
+    # HARMFUL and a wrong type: 1 - 0.1 = 0.9 -> 0.1 + 0.81 = 0.91; a miss of the same type: 1 - 0.5 -> 0.55
+    harmful = {**click, "annotation": "HARMFUL"}
+    assert on_check(harmful, out({"action": "system_button", "button": "Back"})) == pytest.approx(0.91)
+    assert on_check(harmful, out({"action": "click", "coordinate": [900, 900]})) == pytest.approx(0.55)
+    # where matching raises (a click without a coordinate) the annotation is never reached: action 0 -> 0.1;
+    # an output that does not parse scores 0
+    assert on_check(harmful, out({"action": "click"})) == pytest.approx(0.1)
+    assert on_check(harmful, "no action here") == 0.0
+
+
+@pytest.mark.parametrize(("key", "guirl_name", "guirl"),
+                         [("backspace", "del", 0.55), ("volumeup", "volume_up", 0.55), ("esc", "escape", 1.0)])
+def test_key_names_as_the_authors_keep_them(key, guirl_name, guirl):
+    # a key check wants a predicted 'type' whose text contains / is contained in the check's text, as written:
+    # "backspace" vs "backspace" -> 1.0. guirl writes its key as the adb name: "del" / "volume_up" are no
+    # substring of the prediction -> 0.55 ("esc" is one of "escape", so that rewrite happens to pass)
+    check = {"action": "key", "text": key}
+    assert authors_action(Action(type="key", keys=(key,)), ground_truth=True)["text"] == guirl_name
+    assert check_and_actions(check, out({"action": "type", "text": key})) == approx((1.0, guirl))
+
+
+def test_reader_keeps_the_check_and_the_training_annotation(tmp_path):
+    from PIL import Image
+
+    from guirl.data.adapters import load_public
+    from guirl.rewards import columns_for, reward_columns
+
+    for t in range(2):
+        Image.new("RGB", (108, 240)).save(tmp_path / f"9_{t}.png")
+    check = {"action": "click", "coordinate": [54, 120], "candidate_bbox": [[40, 100, 70, 140]]}
+    evaluation = {"goal": "g", "episode_id": 9, "steps": [
+        {"action_content": {"action": "click", "coordinate": [54, 120]}, "check_options": check,
+         "screenshot": "/datasets/AndroidControl/images/9_0.png"}]}
+    # the training layout: no check_options; TrajDataset copies action_content, adds the step's annotation and
+    # the content's bbox (here flat) as candidate_bbox
+    training = {"goal": "g", "episode_id": 9, "steps": [
+        {"action_content": {"action": "click", "coordinate": [54, 120], "bbox": [40, 100, 70, 140]},
+         "annotation": "HARMFUL", "screenshot": "/datasets/AndroidControl/images/9_1.png"}]}
+    data = tmp_path / "steps.jsonl"
+    data.write_text(json.dumps(evaluation) + "\n" + json.dumps(training) + "\n")
+    ep_eval, ep_train = load_public("androidcontrol", data, image_dir=tmp_path)
+    assert ep_eval.steps[0].extra["authors_check"] == check
+    assert ep_train.steps[0].extra["authors_check"] == {
+        "action": "click", "coordinate": [54, 120], "bbox": [40, 100, 70, 140], "annotation": "HARMFUL",
+        "candidate_bbox": [40, 100, 70, 140]}
+    steps = [(ep_eval, ep_eval.steps[0]), (ep_train, ep_train.steps[0])]
+    columns = columns_for([reward_columns(s, e, Frame.screen(108, 240)) for e, s in steps], group_size=1)
+    exact = out({"action": "click", "coordinate": [54, 120]})
+    # the evaluation check: a full match -> 1.0; the HARMFUL training step: 1 - 1.0 -> 0.1
+    assert CODE([exact, exact], **columns) == approx([1.0, 0.1])

@@ -6,6 +6,7 @@ import json
 import math
 import random
 import shutil
+import warnings
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from models_fixtures import tiny_model_dir
 
 from guirl.actions import Action, Frame, ParseFailure
 from guirl.algorithms import bucket_reverse_kl, reverse_kl_full_vocab, reverse_kl_sampled_token
-from guirl.models.guidance import choose_guidance, guidance_block
+from guirl.models.guidance import Guidance, UnguidedMonitor, choose_guidance, guidance_block
 from guirl.models.prompts import GUIDANCE_HEADER
 from guirl.rollout.hf_engine import HFEngine
 from guirl.trainers.opd import OPDConfig, OPDSampler, Teacher, opd_loss, train_opd
@@ -67,6 +68,35 @@ def test_single_is_seeded_multi_is_the_set_none_is_empty():
     assert choose_guidance("none", refs, FMT, random.Random(0)).text(FMT, SCREEN) is None
     with pytest.raises(ValueError, match="unknown guidance mode 'best'"):
         choose_guidance("best", refs, FMT, random.Random(0))
+
+
+def test_guidance_that_cannot_be_written_is_flagged_unguided():
+    # qwen_computer_use writes no home / back: no action of this A*_t can be a reference under any mode
+    mobile_only = [Action(type="home"), Action(type="back")]
+    for mode in ("single", "multi", "most_matched"):
+        g = choose_guidance(mode, mobile_only, FMT, random.Random(0), pred=click(5, 5), screen=SCREEN)
+        assert g.actions == [] and g.unguided and g.text(FMT, SCREEN) is None
+    assert not choose_guidance("none", mobile_only, FMT, random.Random(0)).unguided  # plain OPD asked for
+    # one writable action is enough: it is the reference
+    g = choose_guidance("multi", [*mobile_only, click(20, 50)], FMT, random.Random(0))
+    assert g.actions == [click(20, 50)] and not g.unguided
+
+
+def test_unguided_monitor_counts_each_batch_and_warns_once():
+    guided, unguided = Guidance([click(20, 50)]), Guidance([], unguided=True)
+    monitor = UnguidedMonitor(threshold=0.25)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning at or under the threshold
+        assert monitor.update([unguided, guided, guided, guided]) == {"guidance/unguided": 1.0,
+                                                                      "guidance/unguided_frac": 0.25}
+    with pytest.warns(UserWarning, match="2 of 4 samples in this batch got no reference"):
+        assert monitor.update([unguided, unguided, guided, guided], "multi")["guidance/unguided_frac"] == 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once only
+        assert monitor.update([unguided] * 3)["guidance/unguided"] == 3.0
+    assert monitor.update([])["guidance/unguided_frac"] == 0.0
+    with pytest.raises(ValueError, match="threshold"):
+        UnguidedMonitor(1.5)
 
 
 def test_guidance_block_writes_references_as_the_model_writes_answers():
@@ -134,6 +164,31 @@ def _sampled(tmp_path, sim_data, **overrides):
     sampler = OPDSampler(cfg, policy, HFEngine.from_policy(policy), teacher)
     batches, logged = sampler(policy.model, 0, [states[:2]])
     return cfg, policy, teacher, batches, logged
+
+
+def test_sampler_counts_samples_left_without_a_reference(tmp_path, sim_data):
+    from guirl.trainers.grpo import load_rl_policy
+    from guirl.trainers.rl_common import RecordedState
+
+    cfg = config(tmp_path, sim_data, guidance="multi", unguided_warn_frac=0.3)
+    policy = load_rl_policy(cfg)
+    sampler = OPDSampler(cfg, policy, HFEngine.from_policy(policy), Teacher(cfg.teacher, cfg.model, policy.processor),
+                         log_path=tmp_path / "guidance.jsonl")
+    first, second = load_states(cfg.train_data)[:2]
+    home = first.step.model_copy(update={"valid_actions": [Action(type="home")], "action": Action(type="home")})
+    states = [RecordedState(first.episode, home, first.root), second]
+    # 2 states x 2 samples: the first state's A*_t has nothing qwen_computer_use writes -> 2 of 4 unguided
+    with pytest.warns(UserWarning, match="2 of 4 samples"):
+        batches, logged = sampler(policy.model, 0, [states])
+    assert logged["guidance/unguided"] == 2.0 and logged["guidance/unguided_frac"] == 0.5
+    samples = [s for b in batches for s in b]
+    tok = policy.processor.tokenizer
+    for s in samples:  # unguided samples' teacher prompt is the student's own; the others carry the block
+        same = list(s.teacher_prompt.input_ids) == list(s.prompt.input_ids)
+        assert same == s.extra["guidance"]["unguided"]
+        assert (GUIDANCE_HEADER in tok.decode(list(s.teacher_prompt.input_ids))) != same
+    rows = [json.loads(line) for line in (tmp_path / "guidance.jsonl").read_text().splitlines()]
+    assert [r["unguided"] for r in rows] == [True, True, False, False]
 
 
 def test_teacher_input_is_the_student_input_plus_only_the_block(tmp_path, sim_data):

@@ -5,13 +5,15 @@ contiguous (TRL's ``repeat_interleave`` layout): rows ``g*G .. g*G+G-1`` are
 group ``g``. Every estimator returns ``(advantages, metrics)``.
 
 - ``grpo``: ``(R - mean_g) / (std_g + eps)`` (DeepSeekMath; LiteGUI MD-GRPO,
-  METHODS.md 1); ``std_scaling`` = ``group`` | ``batch`` | ``none`` (Dr. GRPO
+  docs/methods.md section 1); ``std_scaling`` = ``group`` | ``batch`` | ``none`` (Dr. GRPO
   drops the std). ``std`` is the unbiased (n-1) standard deviation, as TRL.
-- ``rloo``: ``R_i - mean_{j != i} R_j`` (InfiGUI-R1, METHODS.md 3).
+- ``rloo``: ``R_i - mean_{j != i} R_j`` (InfiGUI-R1, docs/methods.md section 3).
 - ``sngs``: GRPO, then negative advantages scaled by
-  ``lambda_g = clamp(lambda_0 + kappa * mean_g R, 0, 1)`` (GUI-Libra, METHODS.md 4).
+  ``lambda_g = clamp(lambda_0 + kappa * p_g, 0, 1)``, ``p_g`` the group's
+  success rate (the mean of an explicit ``success`` signal, else of R)
+  (GUI-Libra, docs/methods.md section 4).
 - ``semi_online``: UI-S1 / CCPO step + episode advantage over ``[N, S]``
-  step rewards (METHODS.md 5; the UI-S1 authors' code variant through
+  step rewards (docs/methods.md section 5; the UI-S1 authors' code variant through
   ``episode_signal``, ``step_signal``, ``reset`` and ``scale_by_std``).
 :func:`broadcast_to_tokens` spreads trajectory- or step-level values over tokens.
 """
@@ -89,23 +91,37 @@ def sngs_advantage(
     rewards: Tensor,
     group_size: int,
     *,
+    success: Tensor | None = None,
     lambda_0: float = 0.5,
     kappa: float = 1.5,
     epsilon: float = 1e-6,
 ) -> tuple[Tensor, dict[str, float]]:
     """Success-adaptive negative gradient scaling (GUI-Libra SNGS) [B*G].
 
-    GRPO advantages; the negative ones of group ``g`` are multiplied by
-    ``lambda_g = clamp(lambda_0 + kappa * p_g, 0, 1)``, ``p_g`` = group mean
-    reward (its success rate for 0/1 rewards). Defaults: the authors' code
-    (0.5, 1.5); the paper's per-model values are in METHODS.md 4.
+    GRPO advantages of ``rewards``; the negative ones of group ``g`` are
+    multiplied by ``lambda_g = clamp(lambda_0 + kappa * p_g, 0, 1)``, ``p_g``
+    the group's success rate: the group mean of ``success`` [B*G] (1 where a
+    completion succeeded, e.g. GUI-Libra's accuracy component; the GRPO
+    trainer's ``success_signal``). Without ``success`` the group mean reward
+    stands in, which is the success rate only for 0/1 rewards: with
+    GUI-Libra's ``0.1 format + 0.9 accuracy`` a well-formatted group that is
+    all wrong would get ``p_g = 0.1``. Defaults: the authors' code (0.5, 1.5);
+    the paper's per-model values are in docs/methods.md section 4.
     """
     adv, _ = grpo_advantage(rewards, group_size, std_scaling="group", epsilon=epsilon)
     grouped_adv = adv.view(-1, group_size)
-    p_g = _grouped(rewards, group_size).mean(dim=1, keepdim=True)  # [B, 1]
+    if success is None:
+        success = rewards
+    elif success.shape != rewards.shape:
+        raise ValueError(f"success must have the shape of rewards {tuple(rewards.shape)}, got {tuple(success.shape)}")
+    p_g = _grouped(success.to(rewards.dtype), group_size).mean(dim=1, keepdim=True)  # [B, 1]
     lam = torch.clamp(lambda_0 + kappa * p_g, 0.0, 1.0)
     scaled = torch.where(grouped_adv < 0, grouped_adv * lam, grouped_adv)
-    metrics = {"advantages/mean": float(scaled.mean()), "advantages/sngs_lambda_mean": float(lam.mean())}
+    metrics = {
+        "advantages/mean": float(scaled.mean()),
+        "advantages/sngs_lambda_mean": float(lam.mean()),
+        "advantages/sngs_success_mean": float(p_g.mean()),
+    }
     return scaled.reshape(-1), metrics
 
 
@@ -131,7 +147,7 @@ def discounted_returns(
 ) -> Tensor:
     """Discounted return [N, S] that stops at a mismatch (UI-S1's "reset at the first mismatch").
 
-    ``reset='after'`` (default, METHODS.md 5): ``G_t = r_t + gamma * matched_t * G_{t+1}``; a
+    ``reset='after'`` (default, docs/methods.md section 5): ``G_t = r_t + gamma * matched_t * G_{t+1}``; a
     mismatched step keeps its own reward, which still flows back to the steps before it, but
     nothing after it flows back past it.
     ``reset='before'`` (UI-S1 code, ``compute_step_discounted_returns`` in X-PLUG/MobileAgent
@@ -167,22 +183,22 @@ def semi_online_advantage(
     scale_by_std: bool = True,
     epsilon: float = 1e-6,
 ) -> tuple[Tensor, dict[str, float]]:
-    """Semi-online RL advantage (UI-S1; CCPO, METHODS.md 5), ``[N, S]`` from step rewards ``[N, S]``.
+    """Semi-online RL advantage (UI-S1; CCPO, docs/methods.md section 5), ``[N, S]`` from step rewards ``[N, S]``.
 
     ``N = B*G`` rollouts of ``S`` steps over the same offline trajectory
     (step ``t`` of every rollout in a group faces the same expert state).
 
-    - episode level (``episode_signal='return'``, METHODS.md): ``G_0`` = discounted
+    - episode level (``episode_signal='return'``, docs/methods.md): ``G_0`` = discounted
       return from the first step (``gamma``), stopping at the first mismatch
       (``reset``, see :func:`discounted_returns`), normalised over the group and
       broadcast to every step of the rollout;
-    - step level: ``r_t`` (``step_signal='reward'``, METHODS.md) or the
+    - step level: ``r_t`` (``step_signal='reward'``, docs/methods.md) or the
       discounted return ``G_t`` (``'return'``), normalised over the group
       rollouts that reached step ``t``.
 
     ``A = episode_weight * A_episode + step_weight * A_step`` (0 on padding).
 
-    METHODS.md: episode = normalised discounted return, step = normalised reward /
+    docs/methods.md: episode = normalised discounted return, step = normalised reward /
     UI-S1 code (X-PLUG/MobileAgent ``UI-S1/uis1/core_uis1.py``,
     ``compute_uis1_outcome_advantage``): episode = each step's own reward ``r_t``
     normalised over *all* steps of all G rollouts of the group
@@ -238,7 +254,7 @@ def broadcast_to_tokens(values: Tensor, index: Tensor, mask: Tensor) -> Tensor:
 
     ``index`` [M] gives, for each of the M token rows (one row per step
     sample), which entry of ``values`` it belongs to; ``mask`` [M, T] its
-    completion tokens. ComputerSD's trajectory-level GRPO (METHODS.md 2)
+    completion tokens. ComputerSD's trajectory-level GRPO (docs/methods.md section 2)
     broadcasts one advantage to every token of every step of a trajectory.
     """
     if index.dim() != 1 or index.shape[0] != mask.shape[0]:

@@ -1,6 +1,6 @@
 """Trajectory schema: Episode and Step, with multi-solution ground truth.
 
-One definition per concept (STYLE.md): every dataset adapter, environment
+One definition per concept: every dataset adapter, environment
 recorder and trainer reads and writes these models. Coordinates inside
 ``valid_actions`` / ``action`` / ``a11y`` boxes are in the frame their Action
 (or the Step's ``a11y_frame``) records; the built-in world and the adapters
@@ -19,7 +19,7 @@ from guirl.actions.types import Action, Box
 
 
 class StepLabel(str, Enum):
-    """What a recorded step is (InfiGUI-R1 error-recovery kinds, METHODS.md 3)."""
+    """What a recorded step is (InfiGUI-R1 error-recovery kinds, docs/methods.md section 3)."""
 
     CORRECT = "correct"
     ERROR = "error"  # the recorded action was wrong (error-aware negative)

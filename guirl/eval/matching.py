@@ -23,6 +23,15 @@ Rules (``MATCH_RULES[name]``):
   box of the step's ``candidate_bbox`` list; when guirl has to build the
   candidates from the a11y tree it takes the *smallest* box containing the
   target point (a guirl choice: the released eval file ships its boxes).
+- ``infigui_resized`` - the ``infigui`` rule in the authors' arithmetic:
+  their ``check_click`` is called with the *resized* image size, so the
+  distance is measured in pixels of the image the model saw and the radius is
+  ``0.04 * max(w, h)`` of that image (``radius_frame="prediction"``; the
+  prediction's frame size is passed as ``pred_size``). On a 1080 x 2400
+  screen resized to 1092 x 2408, (153.86, 237.69) in the resized image
+  against (71, 288) hits under ``infigui`` (95.9 <= 96 screen px) and misses
+  here (96.8 > 96.32 resized px). Without a pixel size for the prediction
+  (a relative frame) it measures in screen pixels, as ``infigui``.
 - ``uis1`` - UI-S1's AndroidControl evaluation (X-PLUG/MobileAgent
   ``UI-S1/evaluation/qwenvl_utils.py``, ``check_click``): the same 1.2x box,
   but the distance is taken in *normalised* coordinates without aspect
@@ -78,6 +87,7 @@ class MatchRule:
     radius_min_side: float | None = None  # hit if pixel distance < this * min(W, H) (strict)
     a11y_candidates: str = "none"  # "none" | "smallest" | "all": boxes from the a11y tree
     aitw_clamp: bool = False  # grow boxes as AITW does (clamped top-left, size kept; see module doc)
+    radius_frame: str = "screen"  # "prediction": radius_max_side measured in the prediction's image (pred_size)
     description: str = ""
 
 
@@ -99,6 +109,15 @@ MATCH_RULES: dict[str, MatchRule] = {
             a11y_candidates="smallest",
             description="InfiGUI-R1: box x1.2 or within 0.04*max(W,H) of the target point; "
             "smallest a11y box containing the point",
+        ),
+        MatchRule(
+            "infigui_resized",
+            box_scale=1.2,
+            radius_max_side=0.04,
+            a11y_candidates="smallest",
+            radius_frame="prediction",
+            description="InfiGUI-R1 in its evaluator's arithmetic: box x1.2 or within 0.04*max(w,h) of the "
+            "target point, in pixels of the resized image the model saw",
         ),
         MatchRule(
             "uis1",
@@ -211,10 +230,14 @@ def point_matches(
     screen_size: tuple[int, int],
     rule: MatchRule | str = "inclusive",
     a11y: list[A11yNode] | None = None,
+    pred_size: tuple[float, float] | None = None,
 ) -> bool:
     """Whether predicted point ``pred`` hits the target under ``rule``.
 
     All coordinates are screen pixels; ``screen_size`` is ``(W, H)``.
+    ``pred_size``: ``(w, h)`` of the image the prediction was written in (the
+    model's resized screenshot), read by rules with ``radius_frame="prediction"``
+    (``infigui_resized``); without it they measure in screen pixels.
     A rule without distance tolerance and a target without a box (and no
     a11y box to stand in) only matches the exact point.
     """
@@ -236,8 +259,13 @@ def point_matches(
     if target_point is None:
         return False
     dx, dy = pred[0] - target_point[0], pred[1] - target_point[1]
-    if rule.radius_max_side is not None and math.hypot(dx, dy) <= rule.radius_max_side * max(width, height):
-        return True
+    if rule.radius_max_side is not None:
+        if rule.radius_frame == "prediction" and pred_size is not None:  # the distance in the model's image
+            rw, rh = pred_size
+            if math.hypot(dx * rw / width, dy * rh / height) <= rule.radius_max_side * max(rw, rh):
+                return True
+        elif math.hypot(dx, dy) <= rule.radius_max_side * max(width, height):
+            return True
     if rule.radius_min_side is not None and math.hypot(dx, dy) < rule.radius_min_side * min(width, height):
         return True
     if rule.radius_normalised is not None:

@@ -2,8 +2,8 @@
 (SR), episode success, Pass@1 (greedy) and Pass@k (sampled).
 
 A prediction is matched against every valid action of the step (A*_t,
-METHODS.md notation) and the best match counts. Definitions, as used by
-UI-S1 / CCPO (METHODS.md sec 5) and GUI-Libra (sec 4):
+the notation of docs/methods.md) and the best match counts. Definitions, as used by
+UI-S1 / CCPO (docs/methods.md section 5) and GUI-Libra (section 4):
 
 - **TM**: the predicted action type equals a valid action's type (SWIPE and
   SCROLL are one type by default, since guirl writes both as a content
@@ -150,6 +150,8 @@ def match_action(
     needs_point = any(_is_pointed(v) for v in valid_actions)
     if not pred:  # ParseFailure or None: scores zero everywhere
         return StepMatch(False, needs_point, False, False)
+    frame = pred.frame  # the image the prediction was written in, before it is brought to the screen
+    pred_size = (frame.width, frame.height) if frame.kind != "relative" and frame.width is not None else None
     pred = in_screen(pred, width, height)
     best = StepMatch(False, needs_point, False, False)
     for gold in valid_actions:
@@ -166,6 +168,7 @@ def match_action(
                 screen_size=screen_size,
                 rule=rule,
                 a11y=a11y,
+                pred_size=pred_size,
             )
         success = point_ok and _value_matches(pred, gold, value_rule, direction_rule)
         candidate = StepMatch(True, needs_point, point_ok and _is_pointed(gold), success)

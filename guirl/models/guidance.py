@@ -1,4 +1,4 @@
-"""The privileged guidance block of LiteGUI's Guided OPD (METHODS.md 1): reference actions for a teacher.
+"""The privileged guidance block of LiteGUI's Guided OPD (docs/methods.md section 1): reference actions for a teacher.
 
 The teacher of guided on-policy distillation scores the student's tokens
 under ``x~_t = [x_t, reference_action = g_t]``: the student's own prompt with
@@ -26,11 +26,18 @@ Guidance modes (:data:`GUIDANCE_MODES`): ``none`` (plain OPD, no block),
 ``single`` (one action of A*_t uniformly at random, seeded), ``multi`` (all
 of A*_t), ``most_matched`` (``argmax_{a* in A*_t} phi_gui(y, a*)`` against the
 student's parsed output ``y``; the first of A*_t when ``y`` does not parse).
+
+A sample whose A*_t holds no action the output format can express (or no
+action at all) gets no block under any mode: its teacher sees the plain
+prompt, i.e. plain OPD for that sample. :class:`Guidance` flags it
+(``unguided``) and :class:`UnguidedMonitor` counts such samples per batch and
+warns once when their share passes a threshold.
 """
 
 from __future__ import annotations
 
 import random
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -66,15 +73,44 @@ def pointed_reference(action: Action) -> Action:
 @dataclass
 class Guidance:
     """The reference(s) chosen for one sample: ``actions`` (empty: no block), the index of a single chosen
-    reference in :func:`references` (-1 for ``none`` / ``multi``), and whether Most-Matched fell back
-    because the student's output did not parse."""
+    reference in :func:`references` (-1 for ``none`` / ``multi``), whether Most-Matched fell back
+    because the student's output did not parse, and ``unguided``: a mode other than ``none`` was asked
+    for but no action of A*_t can be written in the format, so the sample got no block (plain OPD)."""
 
     actions: list[Action]
     index: int = -1
     fallback: bool = False
+    unguided: bool = False
 
     def text(self, fmt: str, frame: Frame) -> str | None:
         return guidance_block([pointed_reference(a) for a in self.actions], fmt, frame) if self.actions else None
+
+
+class UnguidedMonitor:
+    """Counts, per batch, the samples whose guidance silently became ``none`` (:attr:`Guidance.unguided`),
+    and warns once (a ``UserWarning``) the first time a batch's share of them exceeds ``threshold``."""
+
+    def __init__(self, threshold: float = 0.1) -> None:
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"threshold must be a share in [0, 1], got {threshold}")
+        self.threshold = threshold
+        self.warned = False
+
+    def update(self, chosen: Sequence[Guidance], mode: str = "") -> dict[str, float]:
+        """``guidance/unguided`` (samples) and ``guidance/unguided_frac`` (their share) of one batch."""
+        count = sum(g.unguided for g in chosen)
+        share = count / max(1, len(chosen))
+        if share > self.threshold and not self.warned:
+            self.warned = True
+            warnings.warn(
+                f"guidance {mode!r}: {count} of {len(chosen)} samples in this batch got no reference (no action "
+                f"of A*_t can be written in the output format), so their teacher saw the plain prompt (plain OPD); "
+                f"the share {share:.2f} exceeds {self.threshold:.2f}. Logged every step as guidance/unguided_frac; "
+                "this warning is not repeated",
+                UserWarning,
+                stacklevel=2,
+            )
+        return {"guidance/unguided": float(count), "guidance/unguided_frac": share}
 
 
 def choose_guidance(mode: str, valid_actions: Sequence[Action], fmt: str, rng: random.Random,
@@ -91,8 +127,10 @@ def choose_guidance(mode: str, valid_actions: Sequence[Action], fmt: str, rng: r
     if mode not in GUIDANCE_MODES:
         raise ValueError(f"unknown guidance mode {mode!r}; choose one of {list(GUIDANCE_MODES)}")
     refs = references(valid_actions, fmt)
-    if mode == "none" or not refs:
+    if mode == "none":
         return Guidance([])
+    if not refs:  # nothing of A*_t can be written in the format: no block, plain OPD for this sample
+        return Guidance([], unguided=True)
     if mode == "multi":
         return Guidance(refs)
     if mode == "single":

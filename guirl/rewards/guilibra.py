@@ -1,4 +1,4 @@
-"""GUI-Libra's partially verifiable reward (METHODS.md 4; the authors' EasyR1 ``r1gui.py``).
+"""GUI-Libra's partially verifiable reward (docs/methods.md section 4; the authors' EasyR1 ``r1gui.py``).
 
 ``r = w_fmt r_fmt + (1 - w_fmt) r_acc`` with ``w_fmt = 0.1`` and
 ``r_acc = r_type * r_value * r_ground``, the best over A*_t. Three rules
@@ -20,7 +20,7 @@ of the GUI-Libra code (seooyxx/GUI-Libra):
   (``long_press``/``LongPress`` -> LONG_PRESS, ``type``/``Write`` -> TYPE, ...);
 - click / long press: strictly inside the ground-truth box (as the code
   checks), *or* within normalised squared distance ``< 0.05 ** 2`` of its
-  point (unit frame). A ground truth with both is a hit on either (METHODS.md
+  point (unit frame). A ground truth with both is a hit on either (docs/methods.md
   4's "or"; the code tests only the box);
 - write / select / scroll / open app / swipe / terminate / answer:
   :func:`~guirl.rewards.matching.guilibra_f1` >= 0.5 on the values (the
@@ -29,7 +29,26 @@ of the GUI-Libra code (seooyxx/GUI-Libra):
 - any other type: 1. A ground truth with no value or no position to compare
   counts as matched (departure: the code compares with an empty string / fails).
 
-``"authors"`` - :mod:`r1gui.py` as it runs, bugs included:
+``"authors"`` - :mod:`r1gui.py` as it runs, bugs included. Its accuracy is
+computed on the step's own ``ground_truth`` record when the
+``authors_check`` column holds it (guirl's GUI-Libra reader keeps it; see
+:func:`authors_record_accuracy`), exactly as the code reads that record:
+
+- values are the record's lower-cased ``gt_input_text``: a Write target
+  ``"None"`` is matched by a predicted ``"None"``; a Terminate target's
+  status word (``infeasible``, ``done``, ``complete``, ``fail``, ...) by the
+  same word (guirl's reader turns these into a success / failure status);
+- a record without ``gt_bbox`` and ``gt_point_2d``, or whose ``gt_bbox`` is
+  not a list (``"none"``), or without ``gt_input_text``, makes the code raise
+  before any comparison: accuracy 0 for every action type (a Terminate too);
+- positions in the code's own arithmetic: ``gt_bbox`` / 1000 against the
+  predicted point / (``image_width_new``, ``image_height_new``), else
+  (``image_width``, ``image_height``), so a point on a box edge in those
+  units misses (guirl's screen-pixel copy of the box can round it inside).
+
+Without that column (a bare guirl Action as ground truth) the same rules
+are applied to the Action (:func:`authors_reference`), which can differ from
+the record on exactly the cases above. On both paths:
 
 - its JSON-repair fallback never runs (its coordinate pattern
   ``\\{.*\\((\\d+),\\s*(\\d+))\\s*.*\\}`` has an unbalanced parenthesis, the
@@ -67,6 +86,7 @@ from typing import Any
 from guirl.actions import Action, ActionType, Frame, ParseFailure, parse_action
 from guirl.actions.formats.guilibra import TYPE_NAMES, answer_fields_by_pattern
 from guirl.actions.types import OPPOSITE_DIRECTION
+from guirl.data.adapters.guilibra import ALIASES
 from guirl.rewards.base import (
     Reward,
     RewardOutput,
@@ -182,6 +202,75 @@ def authors_reference(gt: Action) -> tuple[str, str]:
     return name, value.lower()
 
 
+#: ``r1gui.py``'s renaming of ground-truth action names (the reader's table)
+AUTHORS_ACTION_MAP = ALIASES
+_AUTHORS_GROUNDED = ("click", "longpress")
+_AUTHORS_VALUED = ("type", "write", "select", "scroll", "openapp", "swipe", "terminate", "answer")
+
+
+def _authors_unescape(text: str) -> str:
+    """The code's ``safe_unicode_unescape``: decode ``\\u`` / ``\\x`` escapes when the text has one."""
+    if "\\u" not in text and "\\x" not in text:
+        return text
+    try:
+        return text.encode("utf-8").decode("unicode_escape")
+    except UnicodeDecodeError:
+        return text
+
+
+def _record_accuracy(answer: AuthorsAnswer, record: Any, f1_threshold: float, point_radius: float) -> float:
+    # the lookups run first, in the code's order: any of them raising ends the check with 0
+    gt_action = record["gt_action"].lower()
+    if "gt_bbox" in record:
+        coords = [c / 1000 for c in record["gt_bbox"]]
+    elif "gt_point_2d" in record:
+        coords = record["gt_point_2d"]
+    else:
+        raise ValueError("no ground-truth coordinates")
+    reference = _authors_unescape(record["gt_input_text"].lower())
+    if "image_width_new" in record and "image_height_new" in record:
+        width, height = record["image_width_new"], record["image_height_new"]
+    else:
+        width, height = record["image_width"], record["image_height"]
+    px, py = answer.point[0] / width, answer.point[1] / height
+    gt_action = AUTHORS_ACTION_MAP.get(gt_action, gt_action)
+    if answer.action_type != gt_action:
+        return 0.0
+    if gt_action in _AUTHORS_GROUNDED:
+        if len(coords) == 2:
+            return float((px - coords[0]) ** 2 + (py - coords[1]) ** 2 < point_radius**2)
+        if len(coords) == 4:
+            return float(coords[0] < px < coords[2] and coords[1] < py < coords[3])
+        return 0.0
+    if gt_action in _AUTHORS_VALUED:
+        return float(guilibra_f1(answer.value, reference) >= f1_threshold)
+    return 1.0
+
+
+def authors_record_accuracy(
+    answer: AuthorsAnswer, record: Any, *, f1_threshold: float = 0.5, point_radius: float = 0.05
+) -> float:
+    """``r1gui_accuracy_reward`` in {0, 1} on a GUI-Libra ``ground_truth`` record as the data holds it.
+
+    Everything is read from ``record``: ``gt_action`` (renamed by
+    :data:`AUTHORS_ACTION_MAP`), ``gt_bbox`` (0-1000, divided by 1000) or
+    ``gt_point_2d`` (used as given), ``gt_input_text`` (lower-cased, escapes
+    decoded) and the image size that divides the predicted point. Whatever
+    makes the authors' code raise (a missing field, ``gt_bbox: "none"``, a
+    string compared with a number) scores 0, as their blanket ``except`` does.
+
+    >>> answer = read_authors_answer('<answer>{"action_type": "Terminate", "value": "infeasible"}</answer>')
+    >>> record = {"gt_action": "Terminate", "gt_input_text": "infeasible", "gt_bbox": [-100, -100],
+    ...           "image_width": 1080, "image_height": 2400}
+    >>> authors_record_accuracy(answer, record), authors_record_accuracy(answer, {**record, "gt_bbox": "none"})
+    (1.0, 0.0)
+    """
+    try:
+        return _record_accuracy(answer, record, f1_threshold, point_radius)
+    except Exception:  # r1gui_accuracy_reward: a bare except around the whole check
+        return 0.0
+
+
 def authors_accuracy(
     answer: AuthorsAnswer, gt: Action, frame: Frame, *, f1_threshold: float = 0.5, point_radius: float = 0.05
 ) -> float:
@@ -286,10 +375,15 @@ class PartiallyVerifiableReward(Reward):
         self.fmt, self.w_format, self.f1_threshold, self.point_radius = fmt, w_format, f1_threshold, point_radius
         self.format_rule = format_rule
 
-    def accuracy(self, text: str, pred: Action | ParseFailure, actions: list[Action], frame: Frame) -> float:
+    def accuracy(
+        self, text: str, pred: Action | ParseFailure, actions: list[Action], frame: Frame, record: Any = None
+    ) -> float:
+        """``r_acc``; ``record``: the step's ``authors_check`` (read by the ``"authors"`` rule only)."""
         params = {"f1_threshold": self.f1_threshold, "point_radius": self.point_radius}
         if self.format_rule == "authors":
             answer = read_authors_answer(text)
+            if record is not None:  # the authors score the record they are given, one per step
+                return authors_record_accuracy(answer, record, **params)
             return max(authors_accuracy(answer, gt, frame, **params) for gt in actions)
         return max(guilibra_accuracy(pred, gt, **params) for gt in actions)
 
@@ -297,17 +391,19 @@ class PartiallyVerifiableReward(Reward):
         n = len(completions)
         valid = valid_actions_column(columns, n)
         grounding = get_column(columns, "is_grounding", n, False)
+        records = get_column(columns, "authors_check", n, None)
         require_sized_ground_truth(valid)
         frames = output_frames(n, self.fmt, columns, require_sized=True)
         scores, fmt_scores, acc_scores = [], [], []
-        for completion, frame, actions, is_grounding in zip(completions, frames, valid, grounding, strict=True):
+        rows = zip(completions, frames, valid, grounding, records, strict=True)
+        for completion, frame, actions, is_grounding, record in rows:
             text = completion_text(completion)
             if self.format_rule == "parse":
                 pred = parse_action(text, self.fmt, frame)
             else:
                 pred = read_answer_action(text, self.fmt, frame)
             fmt = guilibra_format(text, pred, bool(is_grounding), self.format_rule)
-            acc = self.accuracy(text, pred, actions, frame)
+            acc = self.accuracy(text, pred, actions, frame, record)
             fmt_scores.append(fmt)
             acc_scores.append(acc)
             scores.append(self.w_format * fmt + (1.0 - self.w_format) * acc)

@@ -12,7 +12,8 @@ Column names are exactly those the rewards read (``get_column`` in
 :mod:`guirl.rewards`): ``valid_actions``, ``output_frame``, ``screen_size``,
 ``instruction``, ``history``, ``images``, ``sub_goal``, ``is_grounding``,
 ``a11y`` (the step's accessibility nodes, which ``step_match`` uses as the
-offline evaluation does); plus ``plan``, the recorded subtask plan, which no
+offline evaluation does), ``authors_check`` (the step's ground truth as the
+authors' own data file holds it, for the rewards' authors modes); plus ``plan``, the recorded subtask plan, which no
 registered reward reads yet. Not built here: ``completion_ids`` (per
 completion; TRL passes it).
 """
@@ -37,6 +38,7 @@ COLUMN_NAMES = (
     "plan",
     "is_grounding",
     "a11y",
+    "authors_check",
 )
 
 
@@ -69,7 +71,11 @@ def reward_columns(
     - ``images``: the screenshots the planning judge sees (PIL images, s_{t-w..t}); empty if not given;
     - ``sub_goal``: ``step.sub_goal``; ``plan``: ``step.subtasks`` as plain dicts, or None;
     - ``is_grounding``: ``step.extra["is_grounding"]`` (GUI-Libra's grounding samples), else False;
-    - ``a11y``: ``step.a11y`` (a list of nodes, possibly empty).
+    - ``a11y``: ``step.a11y`` (a list of nodes, possibly empty);
+    - ``authors_check``: ``step.extra["authors_check"]``, else None: the step's ground truth as the
+      authors' reward code receives it, kept by guirl's readers of their files (GUI-Libra's
+      ``ground_truth`` record, UI-S1's ``check_options``). ``guilibra(format_rule="authors")`` and
+      ``uis1_step(mode="code")`` score against it when it is there.
 
     Raises ``ValueError`` when the step has no ground truth at all.
     """
@@ -93,6 +99,7 @@ def reward_columns(
         "plan": None if step.subtasks is None else [s.model_dump() for s in step.subtasks],
         "is_grounding": bool(step.extra.get("is_grounding", False)),
         "a11y": list(step.a11y or []),
+        "authors_check": step.extra.get("authors_check"),
     }
 
 

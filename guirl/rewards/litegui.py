@@ -1,4 +1,4 @@
-"""LiteGUI rewards (METHODS.md 1; LiteGUI appendix A.2-A.6).
+"""LiteGUI rewards (docs/methods.md section 1; LiteGUI appendix A.2-A.6).
 
 - :func:`phi_gui` - the action matcher of eq. 9 / 26, in [0, 1];
 - ``litegui_ms`` - the multi-solution reward ``R_ms = max_{a* in A*_t} phi_gui`` (eq. 15 / 27);
@@ -244,7 +244,7 @@ class MultiSolutionReward(Reward):
     An output that does not parse, or (with ``fmt='litegui'`` and
     ``require_schema``) breaks the output schema (:func:`schema_ok`: no
     reasoning string, no subtask list, wrong field types) scores 0, as
-    METHODS.md 1 says. ``point_radius``: the disc radius, as a fraction of
+    docs/methods.md section 1 says. ``point_radius``: the disc radius, as a fraction of
     ``max(W, H)``, that scores a point ground truth (:func:`point_position_score`).
     ``gate_on_type``: see :func:`phi_gui` (off: the paper's additive matcher).
 

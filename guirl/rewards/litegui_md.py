@@ -1,4 +1,4 @@
-"""LiteGUI MD-GRPO dual-level reward (METHODS.md 1; LiteGUI A.3, A.6).
+"""LiteGUI MD-GRPO dual-level reward (docs/methods.md section 1; LiteGUI A.3, A.6).
 
 ``R = w_gui R_ms + w_subtask R_sub + w_format R_format/length``, run-config
 weights 0.60 / 0.30 / 0.10 (the paper's ``R_ms + lambda_sub R_sub`` is

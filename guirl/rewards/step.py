@@ -4,7 +4,7 @@
 success against A*_t (type, target and value; the same rule, text and
 direction options as ``guirl eval`` and :func:`guirl.eval.steps.evaluate_steps`),
 else 0. This is the sparse reward TRL was run with on the shipped base agent
-(``../shared/TINY_MODELS.md``, "RL on the shipped base agent"): what it trains
+(docs/models.md, measurements of the shipped base agent under RL): what it trains
 is exactly what held-out step success measures, with no partial credit for a
 click near the target.
 

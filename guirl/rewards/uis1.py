@@ -1,4 +1,4 @@
-"""UI-S1 step reward and CCPO's distance-based coordinate reward (METHODS.md 5).
+"""UI-S1 step reward and CCPO's distance-based coordinate reward (docs/methods.md section 5).
 
 Step reward (semi-online RL): ``w_fmt r_fmt + w_act r_act`` (0.1 / 0.9), with
 ``r_act`` = 1.0 full match (type and every parameter), 0.5 type only, 0.1
@@ -55,8 +55,21 @@ output (the code is in :mod:`guirl.rewards.uis1_code`, re-exported here):
   on a tie) against the ground truth's ``direction`` field, else the finger
   direction of its own two points, up and down swapped in both cases (left and
   right are not); any other ground-truth name: wrong type (0.1);
-- not reproduced: the ``HARMFUL`` / ``NEUTRAL`` step annotations (``1 - r_act``
-  / 0.5) and the ``1 / num_steps`` step reward (no such columns).
+- the step's own check: with the ``authors_check`` column (guirl's
+  AndroidControl reader keeps each step's ``check_options``, or the check
+  ``TrajDataset`` builds from ``action_content``), the step is scored against
+  that one check as written (:func:`code_check_score`), as the authors score
+  it: a ``candidate_bbox`` that is a list of boxes is never normalised (it
+  stays in pixels, so only the point can match), a check with both a path and
+  a ``direction`` is read by its direction, key names are compared as written
+  (``backspace`` stays ``backspace``), an ``open`` check wants a predicted
+  ``open`` (a click on its icon is a wrong type), and the step's
+  ``annotation`` applies: ``HARMFUL`` (a negative example) scores
+  ``1 - r_act``, ``NEUTRAL`` 0.5. Without the column the check is rebuilt from
+  each valid guirl Action (below), which carries no annotation and
+  normalises every box;
+- not reproduced: the ``1 / num_steps`` step reward (a separate output of
+  their function, not part of its score).
 
 Lines (MobileAgent commit 11cea57): ``gui_traj.py`` 27-44 (parse, then format
 29-32, then 0.5 / 1.0 / 0.1 at 37-42), 50 (bare ``except``), 56 (``0.1 format
@@ -80,7 +93,7 @@ would raise) is tested on the box only. A swipe with both end points is
 compared by its path, direction or not: the up / down swap then applies to
 the ground truth's own finger movement, so a vertical prediction equal to the
 ground truth scores type only (the authors' code does this on every swipe it
-trains and validates on; METHODS.md 5's "full match" does not). A swipe with
+trains and validates on; docs/methods.md section 5's "full match" does not). A swipe with
 only a ``direction`` becomes their evaluation file's ``direction`` field
 (their up / down is the content's, as guirl's; their left / right is the
 finger's, so guirl's is reversed): a predicted finger movement matches it when
@@ -92,7 +105,7 @@ is taken; the authors score one.
 CCPO distance reward: for coordinate actions, the binary position check is
 replaced by ``r_dist(d) = 1 if d <= tau_min else exp(-(d - tau_min) / tau_min)``
 (``tau_min`` = 0.04, 0.1 on AITW; the curve is ours, the paper gives none;
-METHODS.md 5). ``d`` is the unit-frame distance (x / W, y / H) from the
+docs/methods.md section 5). ``d`` is the unit-frame distance (x / W, y / H) from the
 predicted point to the ground-truth *box* when there is one (0 inside, so a
 click in the box always gets full credit, also when the ground truth has a
 point besides), else to the ground-truth point; the box wins as in
@@ -114,10 +127,12 @@ from guirl.rewards.base import (
     Reward,
     RewardOutput,
     completion_text,
+    get_column,
     output_frames,
     parse_completions,
     register_reward,
     require_sized_ground_truth,
+    screen_frames,
     valid_actions_column,
 )
 from guirl.rewards.matching import (
@@ -138,12 +153,13 @@ from guirl.rewards.uis1_code import (  # noqa: F401
     CodeResponse,
     authors_action,
     code_action_score,
+    code_check_score,
     parse_uis1_code,
 )
 
 MODES = ("paper", "code")
 #: ``doctest.testmod`` of this module also runs the examples of the parser it re-exports
-__test__ = {"parse_uis1_code": parse_uis1_code}
+__test__ = {"parse_uis1_code": parse_uis1_code, "code_check_score": code_check_score}
 
 
 def distance_reward(distance: float, tau_min: float = 0.04) -> float:
@@ -280,7 +296,8 @@ class StepReward(Reward):
     """UI-S1 / CCPO step reward ``w_fmt r_fmt + w_act max_{a* in A*_t} r_act`` in [0, w_fmt + w_act].
 
     ``mode='paper'`` (default) scores guirl's parse; ``mode='code'`` is the UI-S1
-    authors' ``gui_traj.py`` on the raw output (module docstring).
+    authors' ``gui_traj.py`` on the raw output, against the step's ``authors_check``
+    (its raw ``check_options``) when that column is given (module docstring).
     """
 
     def __init__(
@@ -314,17 +331,23 @@ class StepReward(Reward):
         self.score_range = (0.0, w_format + w_action)
 
     def _code_scores(self, completions: Sequence[Any], columns: dict[str, Any], valid: list[list[Action]]):
-        frames = output_frames(len(completions), self.fmt, columns, require_sized=True)
+        n = len(completions)
+        frames = output_frames(n, self.fmt, columns, require_sized=True)
+        checks = get_column(columns, "authors_check", n, None)
+        screens = screen_frames(columns, valid, "uis1_step(mode='code') on a raw check") if any(
+            c is not None for c in checks) else [UNIT] * n
         tol = self.params["point_tolerance"]
-        for completion, frame, actions in zip(completions, frames, valid, strict=True):
+        for completion, frame, actions, check, screen in zip(completions, frames, valid, checks, screens, strict=True):
             response = parse_uis1_code(completion_text(completion))
             if response is None:  # parse_response raised before the format score was set
                 yield 0.0, 0.0
                 continue
-            yield (
-                response.format_score,
-                max(code_action_score(response.action, gt, pred_frame=frame, point_tolerance=tol) for gt in actions),
-            )
+            if check is not None:  # the authors score the step's one check, as written
+                size = screen.from_unit((1.0, 1.0))
+                act = code_check_score(response.action, check, screen_size=size, pred_frame=frame, point_tolerance=tol)
+            else:
+                act = max(code_action_score(response.action, gt, pred_frame=frame, point_tolerance=tol) for gt in actions)
+            yield response.format_score, act
 
     def _paper_scores(self, completions: Sequence[Any], columns: dict[str, Any], valid: list[list[Action]]):
         preds = parse_completions(completions, self.fmt, columns, require_sized=True)

@@ -199,6 +199,66 @@ def authors_action(action: Action, ground_truth: bool = False) -> dict[str, Any]
     return out
 
 
+def _apply_annotation(score: float, check: Any) -> float:
+    """``gui_traj.py`` after a match: a ``HARMFUL`` step (a negative example) scores ``1 - r_act``, a
+    ``NEUTRAL`` one 0.5; a check without ``annotation`` (their lookup raises after the score is set) or
+    with any other value keeps ``r_act``."""
+    try:
+        annotation = check["annotation"]
+    except (KeyError, TypeError, IndexError):
+        return score
+    if annotation == "HARMFUL":
+        return 1.0 - score
+    if annotation == "NEUTRAL":
+        return 0.5
+    return score
+
+
+def code_check_score(
+    pred: Any,
+    check: Any,
+    *,
+    screen_size: tuple[float, float],
+    pred_frame: Frame | None = None,
+    point_tolerance: float = POINT_DISTANCE_THRESHOLD,
+) -> float:
+    """The authors' ``r_act`` against one raw check, as ``gui_traj.py`` receives it.
+
+    ``check``: the step's ``check_options`` (UI-S1's JSON: ``action``,
+    ``coordinate`` / ``candidate_bbox`` / ``coordinate2`` in pixels of the
+    ``screen_size`` screenshot, ``text``, ``button``, ``direction``,
+    ``annotation``), used as written: ``norm_coordinate`` divides its
+    coordinates by the screenshot size and a ``candidate_bbox`` only when it
+    is one flat box (a list of boxes stays in pixels, so only the point can
+    match); a ``direction`` is read before any path; key names are compared
+    as written; an ``open`` check wants a predicted ``open``. Then the step's
+    ``annotation`` (:func:`_apply_annotation`). ``pred`` as in
+    :func:`code_action_score`. 0 where their matching raises (the annotation
+    is then not reached).
+
+    >>> check = {"action": "click", "coordinate": [500, 500], "annotation": "HARMFUL"}
+    >>> code_check_score({"action": "click", "coordinate": [500, 500]}, check, screen_size=(1000, 1000),
+    ...                  pred_frame=Frame.screen(1000, 1000))
+    0.0
+    """
+    if isinstance(pred, ParseFailure):
+        return 0.0
+    if isinstance(pred, Action):
+        pred, width, height = authors_action(pred), 1.0, 1.0
+    elif pred_frame is None:
+        raise ValueError("code_check_score needs pred_frame, the frame the raw prediction's coordinates are in")
+    else:
+        width, height = _frame_size(pred_frame)
+    try:
+        pred = _norm_coordinate(pred, width, height)
+        want = _norm_coordinate(check, float(screen_size[0]), float(screen_size[1]))
+        type_match, full_match = _check_response_match(pred, want, point_tolerance)
+    except Exception:  # gui_traj.py: a bare except around the whole scoring; r_act stays 0
+        return 0.0
+    score = (1.0 if full_match else 0.5) if type_match else 0.1
+    return _apply_annotation(score, check)
+
+
 def code_action_score(
     pred: Any,
     gt: Action,

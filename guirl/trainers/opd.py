@@ -1,4 +1,4 @@
-"""Guided on-policy distillation on recorded steps (``guirl train opd``; LiteGUI stage 1, METHODS.md 1).
+"""Guided on-policy distillation on recorded steps (``guirl train opd``; LiteGUI stage 1, docs/methods.md section 1).
 
 One optimiser step:
 
@@ -28,8 +28,11 @@ coordinate frame, so a reference action is written in the coordinates the
 student writes. Logged per step: the KL per token, teacher-student agreement
 on the sampled token (the teacher's argmax equals it), the teacher's mean
 log-prob, which references were chosen (index in A*_t, share of first
-references) and the share of unparsable student outputs (Most-Matched's
-fallback); ``output_dir/guidance.jsonl`` records every sample's choice.
+references), the share of unparsable student outputs (Most-Matched's
+fallback) and the samples that got no reference because no action of their
+A*_t can be written in the format (``guidance/unguided``, ``_frac``; their
+teacher sees the plain prompt; a warning, once, when a batch's share exceeds
+``unguided_warn_frac``); ``output_dir/guidance.jsonl`` records every sample's choice.
 Exact resume as in :mod:`guirl.trainers.grpo` (the sampling seed and the
 Single-GT draw are functions of (seed, step, process)).
 """
@@ -45,7 +48,7 @@ from typing import Any, Literal
 import torch
 from pydantic import Field
 
-from guirl.models.guidance import GUIDANCE_MODES, choose_guidance
+from guirl.models.guidance import GUIDANCE_MODES, UnguidedMonitor, choose_guidance
 from guirl.models.scoring import encode_prompt, score_completions
 from guirl.rollout.engine import SamplingParams
 from guirl.rollout.sample import Sample, padded
@@ -66,6 +69,9 @@ class OPDConfig(RecordedStatesConfig):
     top_k: int = Field(50, gt=0, description="buckets of the top-k loss (plus one tail bucket)")
     topk_from: Literal["teacher", "student"] = Field("teacher", description="whose top-k tokens are the buckets")
     loss_agg_mode: str = Field("token-mean", description="aggregate_loss mode (seq-mean-token-sum: eq. 12's sum)")
+    unguided_warn_frac: float = Field(
+        0.1, ge=0, le=1, description="warn (once) when a batch's share of samples left without a reference (no "
+        "action of A*_t in the format: plain OPD for them) exceeds this")
 
 
 class Teacher:
@@ -103,6 +109,7 @@ class OPDSampler:
         self.cfg, self.policy, self.engine, self.teacher, self.rank = cfg, policy, engine, teacher, rank
         self.log_path = log_path
         self.num_micro = -(-cfg.batch_size * cfg.grad_accum * cfg.samples_per_state // cfg.micro_batch_size)
+        self.unguided = UnguidedMonitor(cfg.unguided_warn_frac)
 
     def teacher_prompts(self, state: RecordedState, image, samples: list[Sample], rng: random.Random):
         """Guidance of each sample of one state and its teacher prompt (equal prompts share one object)."""
@@ -131,7 +138,7 @@ class OPDSampler:
                 shared[text] = encode_prompt(self.teacher.processor, prompt)
             s.teacher_prompt = shared[text]
             s.extra["guidance"] = {"index": g.index, "references": len(g.actions), "fallback": g.fallback,
-                                   "candidates": len(valid)}
+                                   "unguided": g.unguided, "candidates": len(valid)}
             rows.append(g)
         return rows, len(shared)
 
@@ -166,6 +173,7 @@ class OPDSampler:
             "guidance/reference_index_mean": sum(g.index for g in with_ref) / max(1, len(with_ref)),
             "guidance/references_per_sample": sum(len(g.actions) for g in chosen) / max(1, len(chosen)),
             "guidance/teacher_prompts_per_state": distinct / max(1, len(states)),
+            **self.unguided.update(chosen, cfg.guidance),
             "completions/mean_length": sum(lengths) / max(1, len(lengths)),
             "completions/clipped_frac": sum(s.finish_reason == "length" for s in samples) / max(1, len(samples)),
             "time/generate_s": generate_s,

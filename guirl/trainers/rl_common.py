@@ -111,7 +111,11 @@ class RewardSpec(BaseModel):
 
 
 class WeightedRewards:
-    """``R = sum_k w_k R_k`` over registered rewards, with every component's batch mean for logging."""
+    """``R = sum_k w_k R_k`` over registered rewards, with every component's batch mean for logging.
+
+    Each sample's named scores hold every reward's score under its name and each of its components
+    under ``<name>/<component>`` (``guilibra/accuracy``): the columns a trainer can read besides the total
+    (SNGS's success signal). A masked (nan) judge component is kept as nan there."""
 
     def __init__(self, specs: Sequence[RewardSpec]):
         from guirl.rewards import make_reward
@@ -132,6 +136,9 @@ class WeightedRewards:
                 value = 0.0 if value is None or math.isnan(value) else float(value)
                 total[i] += spec.weight * value
                 per_sample[i][spec.name] = value
+            for component, values in out.components.items():
+                for i, value in enumerate(values):
+                    per_sample[i][f"{spec.name}/{component}"] = float(value)
             metrics |= out.metrics(spec.name)
         return total, per_sample, metrics
 

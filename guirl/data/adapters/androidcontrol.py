@@ -71,7 +71,12 @@ does; a ``direction`` that disagrees with the path is an error.
 Departure: the active UI-S1 evaluator accepts any swipe (use
 ``direction_rule="any"`` to reproduce it). Note that on the horizontal axis
 this reading is the reverse of the ``tfrecord`` reading of the same
-AndroidControl steps.
+AndroidControl steps. Each Step keeps, in ``extra["authors_check"]``, the
+check the authors' RL reward (``gui_traj.py``) is given: the file's
+``check_options`` as written, or, for a step without one, the check
+``TrajDataset`` builds (a copy of ``action_content`` with the step's
+``annotation``, GOOD by default, and the content's ``bbox`` as
+``candidate_bbox``). ``uis1_step(mode="code")`` scores against it.
 
 ``infigui`` - InfiGUI-R1's ``android_control_test.json`` (Reallm-Labs/InfiGUI-R1
 ``eval/android_control/android_control.py`` reads it; the file is the

@@ -11,6 +11,7 @@ parser (UI-S1, InfiGUI-R1) are in
 """
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,17 @@ def _episode_id(rec: dict, key: str, file: Path, where: str, default: str) -> st
 # -- UI-S1 -----------------------------------------------------------------------------------
 
 
+def _trajdataset_check(raw: dict, content: dict) -> dict:
+    """The check UI-S1's RL data set builds for a step without ``check_options``
+    (``TrajDataset.fix_line`` in ``verl/utils/dataset/rl_dataset.py``): a copy of
+    ``action_content``, the step's ``annotation`` (GOOD when absent) and the
+    content's own ``bbox``, as given, as ``candidate_bbox`` (else ``[]``)."""
+    check = copy.deepcopy(content)
+    check["annotation"] = raw.get("annotation", "GOOD")
+    check["candidate_bbox"] = check["bbox"] if "bbox" in content else []
+    return check
+
+
 def read_uis1(rec: Any, i: int, file: Path, root: Path, level: str) -> Episode:
     where = f"record {i}"
     if not isinstance(rec, dict):
@@ -145,6 +157,7 @@ def read_uis1(rec: Any, i: int, file: Path, root: Path, level: str) -> Episode:
         swhere = f"{where} step {t}"
         content = require(raw, "action_content", dict, file, swhere)
         check = raw.get("check_options")
+        authors_check = check if isinstance(check, dict) else _trajdataset_check(raw, content)
         if check is None:  # training layout: the action is its own check, its 'bbox' the one candidate
             bbox = raw.get("bbox", content.get("bbox"))
             if bbox is not None and not isinstance(bbox, list):
@@ -172,6 +185,7 @@ def read_uis1(rec: Any, i: int, file: Path, root: Path, level: str) -> Episode:
                 sub_goal=instruction,
                 reasoning=thought or None,
                 a11y_frame=Frame.screen(*size),
+                extra={"authors_check": authors_check},
             )
         )
     extra: dict[str, Any] = {"level": level, "layout": "uis1", "match_rule": "uis1"}

@@ -25,7 +25,11 @@ GUI-Libra does (``long_press`` -> LongPress, ``type`` -> Write, ...).
 the scroll / swipe direction. Scroll convention: GUI-Libra's ``Scroll``
 follows android_world's scroll (content direction, = guirl), its ``Swipe``
 is android_world's inverse (finger direction) and is flipped.
-Episodes record ``match_rule: guilibra``.
+Episodes record ``match_rule: guilibra``. The ``ground_truth`` object itself
+(after JSON decoding) is kept in ``Step.extra["authors_check"]``: the
+``authors_check`` reward column, which ``guilibra(format_rule="authors")``
+scores exactly as ``r1gui.py`` does (text ``"None"``, status words, a missing
+``gt_bbox`` and the 0-1000 box arithmetic all as in the record).
 """
 
 from __future__ import annotations
@@ -159,7 +163,7 @@ def load_guilibra(file: str | Path, image_dir: str | Path | None = None) -> list
         action, w, h = _gold(gt, file, where)
         instruction, prompt = _instruction(rec, file, where)
         history = [HistoryItem(description=str(d)) for d in rec.get("history", [])]
-        extra: dict = {"is_grounding": bool(gt.get("is_grounding", False))}
+        extra: dict = {"is_grounding": bool(gt.get("is_grounding", False)), "authors_check": gt}
         if isinstance(gt.get("image_width_new"), int) and isinstance(gt.get("image_height_new"), int):
             extra["resized"] = [gt["image_width_new"], gt["image_height_new"]]
         if prompt is not None:
