@@ -1,4 +1,4 @@
-"""ASFT vs plain SFT on the same data and budget (GUI-Libra, METHODS.md section 4).
+"""ASFT vs plain SFT on the same data and budget (GUI-Libra, docs/methods.md section 4).
 
 Both runs start from the same model (default: the shipped tiny base agent),
 train on the same sim data with oracle reasoning (reasoning-then-action

@@ -6,7 +6,7 @@
   in the same order (chat messages + screenshot, TRL's conversational image
   format), guirl's reward, the same G, length limit, learning rate and
   micro-batch, beta 0, and ``processor.tokenizer.padding_side = "left"``
-  (the padding-side trap of ``../shared/TINY_MODELS.md``).
+  (TRL's padding-side trap: it rebuilds ``mm_token_type_ids`` with that side).
 
 Both return per-step wall-clock and process CPU seconds, measured between the
 ends of consecutive optimiser steps (so a step includes sampling, rewards,
@@ -165,7 +165,7 @@ def trl_run(spec: dict[str, Any]) -> dict[str, Any]:
     policy = load_policy(spec["model"])
     policy.model.requires_grad_(True)
     processor = policy.processor
-    processor.tokenizer.padding_side = "left"  # TRL rebuilds mm_token_type_ids with it (TINY_MODELS.md)
+    processor.tokenizer.padding_side = "left"  # TRL rebuilds mm_token_type_ids with it
     states = load_states([spec["train_data"]])
     order = state_order(len(states), spec["seed"], spec["steps"] * spec["batch_size"])
     rows = trl_dataset(policy, states, order)

@@ -1,4 +1,4 @@
-"""Lite-Bench judge agreement on live episodes of the built-in world (LiteGUI, METHODS.md sec 1).
+"""Lite-Bench judge agreement on live episodes of the built-in world (LiteGUI, docs/methods.md section 1).
 
     python benchmarks/litegui_live.py [--model checkpoints/base-agent-tiny] [--episodes 3] \\
         [--judge-model checkpoints/base-agent-tiny]

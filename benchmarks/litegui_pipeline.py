@@ -1,4 +1,4 @@
-"""LiteGUI's whole pipeline on the built-in world, end to end on CPU (METHODS.md 1).
+"""LiteGUI's whole pipeline on the built-in world, end to end on CPU (docs/methods.md section 1).
 
     python benchmarks/litegui_pipeline.py --root runs/litegui-pipeline [--seeds 0 1 2]
     python benchmarks/litegui_pipeline.py --root runs/litegui-pipeline --report      # the table only

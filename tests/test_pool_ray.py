@@ -1,6 +1,7 @@
 """RayEnvPool (guirl.envs.ray_pool) on a local Ray cluster started here: the same episodes as the
 process pool, and the same failure handling (env error, dead actor, timeout). The backend-choice
-tests at the top need no Ray; the others skip cleanly without it."""
+tests at the top need no Ray; the others need it, and setup installs it (the ``ray`` extra), so
+without it they fail instead of skipping."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def test_the_process_pool_and_rollouts_do_not_import_ray():
 # -- a local Ray cluster ----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def ray_cluster():
-    ray = pytest.importorskip("ray")
+    import ray  # installed by setup (the ``ray`` extra of `make test`): a missing ray fails, never skips
     # the test environments below live in this module, which Ray workers cannot import: ship them by value
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     started = not ray.is_initialized()

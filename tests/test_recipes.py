@@ -1,4 +1,4 @@
-"""Every shipped recipe loads into its trainer's config (STYLE.md rule 7)."""
+"""Every shipped recipe loads into its trainer's config."""
 
 from __future__ import annotations
 

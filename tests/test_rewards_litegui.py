@@ -228,7 +228,7 @@ def test_dual_level_paper_form_keeps_off_grid_judge_score():
 
 
 def test_schema_violations_score_zero():
-    # METHODS.md 1: schema-violating output -> 0. Before the fix the bare action below scored 1.0
+    # docs/methods.md section 1: schema-violating output -> 0. Before the fix the bare action below scored 1.0
     # (type 1, centre of box (0, 0, 100, 100) -> m_pos 1: (1 + 1) / 2).
     gt = Action(type="click", box=(0, 0, 100, 100), frame=SCREEN)
     action = {"type": "CLICK", "position": [50, 50]}

@@ -134,7 +134,7 @@ def test_observation_fields_and_a11y():
 
 @pytest.mark.parametrize("domain", ["desktop", "web", "mobile"])
 def test_coarse_widgets_stay_large_after_downscaling(domain):
-    # TINY_MODELS.md: at a 256x256 input a target must cover at least one merged 32-px vision token; coarse
+    # the tiny models: at a 256x256 input a target must cover at least one merged 32-px vision token; coarse
     # controls are 72 px on a 512-high screen -> 72 * 256 / 512 = 36 px
     preset = get_preset("coarse", domain)
     scale = 256 / preset.height

@@ -103,7 +103,7 @@ def test_trainer_logprobs_of_fresh_samples_equal_the_engine(tmp_path, sim_data):
 
 @pytest.mark.parametrize("agg", ["token-mean", "seq-mean-token-mean"])
 def test_update_does_not_depend_on_micro_batch_size(tmp_path, sim_data, agg):
-    """The step's loss and gradient are the same whatever the micro-batch split (STYLE.md rule 5).
+    """The step's loss and gradient are the same whatever the micro-batch split.
 
     Compared on the gradient, not on weights after AdamW: Adam maps near-zero gradients to +-lr, so
     float noise of 1e-9 in a vanishing gradient would flip whole updates."""

@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from browser_check import require_debian_chromium
 
 from guirl.commands import verify as verify_cli
 from guirl.data.io import DataError, read_episodes
@@ -358,8 +359,7 @@ def test_cli_refuses_bad_data_in_one_line(project_dir):
 # -- browser ------------------------------------------------------------------------------
 @pytest.mark.browser
 def test_page_marks_with_clicks_and_keys(server, tmp_path):
-    if not (shutil.which("chromium") and shutil.which("chromedriver")):
-        pytest.skip("needs Debian chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver)")
+    require_debian_chromium()  # a skip, or a failure under GUIRL_REQUIRE_BROWSER=1
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By

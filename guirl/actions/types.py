@@ -2,7 +2,7 @@
 
 An :class:`Action` is what a GUI agent does in one step: click at a point,
 type text, press keys, scroll, finish... Its ``type`` enum is the superset of
-the action spaces of the five methods in METHODS.md (LiteGUI, ComputerSD /
+the action spaces of the five methods in docs/methods.md (LiteGUI, ComputerSD /
 OSWorld ``computer_use`` and ``computer_13``, InfiGUI-R1 ``mobile_use``,
 GUI-Libra, UI-S1/CCPO). Every coordinate carries the :class:`Frame` it is in.
 

@@ -1,6 +1,6 @@
 """Reverse-KL distillation losses ``KL(p_theta || p_T)`` (on-policy distillation).
 
-LiteGUI's Guided OPD (METHODS.md 1; GKD with lambda=1, beta_JSD=1) distils a
+LiteGUI's Guided OPD (docs/methods.md section 1; GKD with lambda=1, beta_JSD=1) distils a
 teacher scoring the student's own samples. Three forms:
 
 - :func:`reverse_kl_sampled_token`: per sampled token

@@ -1,4 +1,4 @@
-"""Value-gated on-policy self-distillation (ComputerSD, METHODS.md 2, eqs. 5-8).
+"""Value-gated on-policy self-distillation (ComputerSD, docs/methods.md section 2, eqs. 5-8).
 
 Per token ``l`` of step ``t`` of trajectory ``i``::
 

@@ -10,11 +10,11 @@ Per token ``l`` of completion ``i``::
 then :func:`~guirl.algorithms.aggregate.aggregate_loss` reduces it. The
 asymmetric clip ``(eps_low, eps_high)`` is DAPO's "clip-higher"; LiteGUI's
 MD-GRPO uses ``eps_low=0.2, eps_high=0.28`` with the sequence-level ratio
-(METHODS.md 1); its objective (LiteGUI A.6) averages over the ``G``
+(docs/methods.md section 1); its objective (LiteGUI A.6) averages over the ``G``
 sequences, ``-1/G sum_i min(rho_i A_i, clip(rho_i) A_i)``, which is
 ``loss_agg_mode='seq-mean-token-mean'`` (the default ``token-mean`` weights a
 sequence-level term by the sequence's length). ComputerSD uses token level,
-``eps=0.2``, KL 0.01 with ``k3`` (its code's slime ``low_var_kl``; METHODS.md 2, eq. 4).
+``eps=0.2``, KL 0.01 with ``k3`` (its code's slime ``low_var_kl``; docs/methods.md section 2, eq. 4).
 This is the code path of TRL's ``GRPOTrainer._compute_loss`` for
 ``loss_type`` grpo / bnpo / dr_grpo / dapo (a parity test checks it).
 """

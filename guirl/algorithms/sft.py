@@ -1,4 +1,4 @@
-"""Action-aware SFT (GUI-Libra ASFT, METHODS.md 4): weighted cross-entropy.
+"""Action-aware SFT (GUI-Libra ASFT, docs/methods.md section 4): weighted cross-entropy.
 
 Target tokens split into reasoning ``c``, action ``a`` and grounding ``g``::
 

@@ -1,4 +1,4 @@
-"""``guirl reasoning-data``: InfiGUI-R1 stage 1 reasoning-injection data (METHODS.md section 3).
+"""``guirl reasoning-data``: InfiGUI-R1 stage 1 reasoning-injection data (docs/methods.md section 3).
 
 Optionally finds the reasoning-bottleneck steps with a base model
 (``--bottleneck-model``), then has a teacher (the built-in world's oracle or

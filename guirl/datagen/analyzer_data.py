@@ -1,4 +1,4 @@
-"""Training data for ComputerSD's GUI analyzer (METHODS.md 2): the base policy's own steps, expert-annotated.
+"""Training data for ComputerSD's GUI analyzer (docs/methods.md section 2): the base policy's own steps, expert-annotated.
 
 The paper fine-tunes its analyzer on steps the base policy actually takes: play ``K`` episodes per training
 task with the starting policy at temperature 1.0, cut them into executed steps, and have an expert annotate

@@ -1,4 +1,4 @@
-"""LiteGUI's generate-verify-correct trajectory generation (ATG; METHODS.md 1 "Data pipeline", paper A.7).
+"""LiteGUI's generate-verify-correct trajectory generation (ATG; docs/methods.md section 1.5, paper A.7).
 
 In a live environment, at every step:
 

@@ -1,4 +1,4 @@
-"""Reasoning-bottleneck steps (InfiGUI-R1 stage 1, METHODS.md section 3).
+"""Reasoning-bottleneck steps (InfiGUI-R1 stage 1, docs/methods.md section 3).
 
 A step ``s`` is a reasoning bottleneck when the base model fails given the
 screenshot and the overall goal but succeeds once it is also told the step's

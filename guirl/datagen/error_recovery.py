@@ -1,4 +1,4 @@
-"""InfiGUI-R1 error-recovery scenarios from a policy's own mistakes in the built-in world (METHODS.md 3).
+"""InfiGUI-R1 error-recovery scenarios from a policy's own mistakes in the built-in world (docs/methods.md section 3).
 
 For every recorded step ``s`` of ``gen-data`` trajectories:
 

@@ -1,4 +1,4 @@
-"""LiteGUI multi-solution exploration: sampled candidate actions for human verification (METHODS.md 1, ATG).
+"""LiteGUI multi-solution exploration: sampled candidate actions for human verification (docs/methods.md section 1, ATG).
 
 LiteGUI (appendix A.8.3) cuts long trajectories into windows of at most three
 steps, re-infers the final step of each window N = 5 times at temperature 1.0,

@@ -1,4 +1,4 @@
-"""InfiGUI-R1 stage 1 data: spatial reasoning distillation with rejection sampling (METHODS.md section 3).
+"""InfiGUI-R1 stage 1 data: spatial reasoning distillation with rejection sampling (docs/methods.md section 3).
 
 For every candidate step (the reasoning bottlenecks of
 :func:`guirl.datagen.bottleneck.find_bottlenecks` when given, else every step

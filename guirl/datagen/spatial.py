@@ -1,6 +1,6 @@
 """Spatial description of a screen from its accessibility tree (InfiGUI-R1 stage 1).
 
-InfiGUI-R1 (METHODS.md section 3, "spatial reasoning distillation") extracts
+InfiGUI-R1 (docs/methods.md section 3, "spatial reasoning distillation") extracts
 the relevant structure of a screen from its a11y tree - element type, text,
 coordinates, hierarchy - drops irrelevant attributes and elements, and has a
 strong MLLM (Qwen2.5-VL-32B) compress the result into a concise text

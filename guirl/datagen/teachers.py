@@ -1,4 +1,4 @@
-"""Reasoning teachers for InfiGUI-R1 spatial reasoning distillation (METHODS.md section 3).
+"""Reasoning teachers for InfiGUI-R1 spatial reasoning distillation (docs/methods.md section 3).
 
 A teacher gets a :class:`TeacherInput` - the spatial description
 ``D_spatial`` (:mod:`guirl.datagen.spatial`), the action space, the goal ``G``

@@ -1,4 +1,4 @@
-"""ReplayEnv: semi-online RL over recorded trajectories (UI-S1 / CCPO, METHODS.md 5).
+"""ReplayEnv: semi-online RL over recorded trajectories (UI-S1 / CCPO, docs/methods.md section 5).
 
 The environment walks a recorded episode screen by screen. At every step
 the policy's action is compared with the recorded ground truth by a

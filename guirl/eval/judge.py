@@ -1,4 +1,4 @@
-"""LLM-as-judge outcome evaluation (Lite-Bench protocol, METHODS.md sec 1).
+"""LLM-as-judge outcome evaluation (Lite-Bench protocol, docs/methods.md section 1).
 
 Each episode's exported log (:func:`guirl.judges.outcome.export_episode_log`)
 and screenshots go to a Judge in one ``role="outcome"`` request; the verdict

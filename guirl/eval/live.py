@@ -1,4 +1,4 @@
-"""Lite-Bench on live episodes (LiteGUI, METHODS.md sec 1): run, export, judge, compare.
+"""Lite-Bench on live episodes (LiteGUI, docs/methods.md section 1): run, export, judge, compare.
 
 1. **Run**: ``episodes`` episodes of every task with
    :func:`guirl.eval.online.evaluate_online` (the runner, seeds, per-task rows

@@ -58,7 +58,7 @@ def step_input(
     episode: Episode, step: Step, root: Path, sample: int = 0, seed: int = 0, history_steps: int | None = 3
 ) -> PolicyInput:
     """The PolicyInput of a recorded step; the history keeps the last ``history_steps`` items
-    (nAO window, METHODS.md sec 5; None keeps all)."""
+    (nAO window, docs/methods.md section 5; None keeps all)."""
     screenshot = load_screenshot(root, step, f"episode {episode.id} step {step.index}")
     instruction = step.instruction or episode.instruction
     obs = Observation(

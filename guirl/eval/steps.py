@@ -5,7 +5,7 @@ Every step's prompt is built by :func:`guirl.rollout.history.window_prompt`
 (batched, greedy), each output is parsed in the policy's frame, converted to
 screen pixels and matched against A*_t with
 :func:`guirl.eval.offline.match_action`. Replaces one ``generate`` call per
-step (425 s for 360 steps on the base agent, ``../shared/TINY_MODELS.md``).
+step (which took 425 s for 360 steps on the base agent).
 """
 
 from __future__ import annotations

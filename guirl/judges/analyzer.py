@@ -1,4 +1,4 @@
-"""ComputerSD's GUI analyzer (METHODS.md 2): one executed step -> consistency, effectiveness, guide, avoid.
+"""ComputerSD's GUI analyzer (docs/methods.md section 2): one executed step -> consistency, effectiveness, guide, avoid.
 
 The analyzer is a judge role (``role="analyzer"``, prompt in :mod:`guirl.judges.prompts`). Its input is the
 task, the pre-action context (the agent's previous outputs), the agent's response, the executed action and

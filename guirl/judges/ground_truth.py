@@ -13,7 +13,7 @@ Text agreement works on **content tokens**: lower-cased words and numbers
 (``report.txt``, ``don't`` stay whole), stop words dropped, a plural ``s``
 stripped.
 
-``ground_truth_planning`` (LiteGUI R_sub levels, METHODS.md 1). Departure:
+``ground_truth_planning`` (LiteGUI R_sub levels, docs/methods.md section 1). Departure:
 the paper's judge is a VLM rating relevance, grounding, granularity and
 state consistency; this one measures the last two against the oracle:
 
@@ -29,7 +29,7 @@ state consistency; this one measures the last two against the oracle:
 4. Padding: when more predicted items match nothing than match something,
    the level drops one step (1.0 -> 0.8 -> 0.5 -> 0.3 -> 0).
 
-``ground_truth_subgoal`` (InfiGUI-R1 S_raw, METHODS.md 3): the candidates
+``ground_truth_subgoal`` (InfiGUI-R1 S_raw, docs/methods.md section 3): the candidates
 are the ``<step>...</step>`` spans of the reasoning when it has any, else
 its sentences and lines. Each candidate's agreement with the recorded
 sub-goal is the recall-weighted F2 of content tokens,

@@ -1,4 +1,4 @@
-"""Outcome judge (Lite-Bench protocol, LiteGUI paper sec. "Lite-Bench"; METHODS.md sec 1).
+"""Outcome judge (Lite-Bench protocol, LiteGUI paper sec. "Lite-Bench"; docs/methods.md section 1).
 
 A live episode (capped at 18 steps) is exported as a JSON log plus its
 screenshots; a judge audits it for **outcome** (was the task accomplished

@@ -1,6 +1,6 @@
 """Role prompts, the data block, and verdict checks for the planning and sub-goal judges.
 
-Three roles the trainers call (METHODS.md 1, 2 and 3):
+Three roles the trainers call (docs/methods.md sections 1, 2 and 3):
 
 - ``planning`` (LiteGUI R_sub, eq. 16 / A.3): rates the predicted subtask
   plan; answers ``{"score": x}``, x in {0, 0.3, 0.5, 0.8, 1.0};

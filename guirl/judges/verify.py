@@ -1,4 +1,4 @@
-"""The verify role (LiteGUI ATG, METHODS.md 1 "Data pipeline"): is a proposed GUI action right here?
+"""The verify role (LiteGUI ATG, docs/methods.md section 1.5): is a proposed GUI action right here?
 
 A verifier reads one proposal of a GUI model (its raw output and the
 action parsed from it, in screen pixels) with the task, the dialogue

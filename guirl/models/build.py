@@ -4,7 +4,7 @@
 ``AutoProcessor`` and ``AutoModelForImageTextToText`` load: randomly
 initialised weights (seeded), the locally trained tokenizer
 (:mod:`guirl.models.tokenizer`), the image/video processors and the chat
-template. Shapes follow the measurements in TINY_MODELS.md (~2.5M
+template. Shapes are the ones measured to train on CPU (docs/models.md; ~2.5M
 parameters: text hidden 192, 4 layers, 4 heads / 2 KV heads; vision depth 3,
 hidden 128; Qwen2.5-VL patch 14, Qwen3-VL patch 16 with learned absolute
 position embeddings and one deepstack layer; merge 2; M-RoPE sections summing

@@ -3,7 +3,7 @@
 Instructions, short reasoning, system prompts and actions: the actions are
 written by every registered output format (``guirl.actions.format_action``)
 and, so the corpus is useful whatever formats exist, by hand-written templates
-of the METHODS.md formats (Qwen ``computer_use`` / ``mobile_use`` tool calls,
+of the five methods' formats (docs/methods.md: Qwen ``computer_use`` / ``mobile_use`` tool calls,
 GUI-Libra ``<think>/<answer>``, LiteGUI JSON, pyautogui calls).
 Everything is drawn from one ``random.Random``, so a seed fixes the corpus
 (for a given set of registered formats: registering a custom format before
@@ -86,7 +86,7 @@ def _random_action(rng: random.Random) -> Action:
 
 
 def _template_action(rng: random.Random) -> str:
-    """Hand-written action strings in the METHODS.md formats (independent of the registry)."""
+    """Hand-written action strings in the five methods' formats (independent of the registry)."""
     x, y, word = rng.randint(0, 1920), rng.randint(0, 1080), rng.choice(WORDS)
     name = rng.choice(("computer_use", "mobile_use"))
     tool_args = rng.choice(

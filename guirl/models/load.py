@@ -7,7 +7,7 @@ A LoRA adapter (peft) can be loaded from a directory, or a fresh one attached
 for training.
 
 The :class:`LoadedPolicy` knows the coordinate frame its model writes in
-(METHODS.md, "Coordinate conventions"): Qwen2.5-VL answers in pixels of the
+(docs/methods.md, "Coordinate conventions"): Qwen2.5-VL answers in pixels of the
 smart-resized image, so the frame depends on each screenshot's size and on
 the processor's factor / min / max pixels; Qwen3-VL answers in relative
 0-1000 coordinates.

@@ -22,7 +22,7 @@ encoding:
 Layout: prompts left-padded to a common end, completions right-padded after
 it (so every completion starts at the same column, as TRL lays out GRPO
 batches); ``mm_token_type_ids`` are built for this layout, not by the
-processor (TRL's padding-side bug, ``../shared/TINY_MODELS.md``).
+processor (the processor's ids assume its own padding side: TRL's padding-side bug).
 
 It works on the model as the trainer holds it (plain, peft-wrapped or
 accelerate/DDP-wrapped): the forward pass goes through the wrapper.

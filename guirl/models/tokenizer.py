@@ -3,7 +3,7 @@
 No pretrained weights or vocabularies exist offline, so the tiny models get a
 tokenizer trained here on GUI-agent text: instructions, reasoning sentences
 and actions written in every registered output format (plus hand-written
-templates of the formats in METHODS.md, so the corpus is rich even before the
+templates of the five methods' formats (docs/methods.md), so the corpus is rich even before the
 format modules exist).
 
 It follows the real Qwen2 / Qwen2.5-VL / Qwen3-VL tokenizers where it matters:

@@ -33,8 +33,8 @@ The first three are defined in :mod:`guirl.rollout.casc_roi` and re-exported her
   annotated points and each rollout's predicted points.
 - :class:`CascHistory`: the :class:`~guirl.rollout.history.HistoryBuilder`.
 
-Paper facts relied on (``seeds/ccpo.txt``)
-------------------------------------------
+Paper facts relied on (the CCPO paper; docs/methods.md section 5)
+-----------------------------------------------------------------
 - §3.1 / §4.2: nAO history, 3AO by default; base models Qwen2.5-VL (§4.3).
 - §3.2: "all rollouts share the same coordinate history"; "each turn adds
   context around the annotated and predicted coordinates. This yields a

@@ -1,7 +1,7 @@
 """The generation engine: many prompts in, n samples each, with the log-probs they were drawn under.
 
 One interface (:class:`GenerationEngine`) for every sampler of the RL layer
-(``../shared/ARCHITECTURE.md``, "The RL layer"): single-step GRPO on recorded
+(docs/rl.md, "The RL layer"): single-step GRPO on recorded
 states, online multi-turn episodes, replayed trajectories and data
 generation all call ``engine.generate(prompts, params)``.
 

@@ -104,7 +104,7 @@ class VLLMEngine:
     """``vllm.LLM`` on ``model_dir`` behind the :class:`~guirl.rollout.engine.GenerationEngine` interface.
 
     ``dtype``, ``max_model_len`` and ``enforce_eager`` go to ``vllm.LLM`` (the
-    CPU defaults of ``../shared/VLLM_CPU.md``); ``max_images_per_prompt`` is
+    CPU defaults of docs/vllm.md); ``max_images_per_prompt`` is
     vLLM's ``limit_mm_per_prompt`` (videos are switched off);
     ``stop_token_ids`` default to the checkpoint's ``generation_config`` end
     tokens, as the Hugging Face engines use; ``llm_kwargs`` go to

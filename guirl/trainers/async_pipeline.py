@@ -1,5 +1,5 @@
 """A fully asynchronous training pipeline: stages in threads joined by bounded queues, weights published
-after every update, staleness bounded and counted (ComputerSD, METHODS.md 2).
+after every update, staleness bounded and counted (ComputerSD, docs/methods.md section 2).
 
 - :class:`StagePipeline`: a source (e.g. environment interaction) and stages (analysis, privileged
   rescoring, ...) each run in a thread of its own; items flow through queues of ``maxsize``, and

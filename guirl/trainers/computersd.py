@@ -1,4 +1,4 @@
-"""ComputerSD (METHODS.md 2): online multi-turn RL with a GUI analyzer, ``guirl train computersd``.
+"""ComputerSD (docs/methods.md section 2): online multi-turn RL with a GUI analyzer, ``guirl train computersd``.
 
 Per optimiser step, four stages (one after the other with ``mode: sync``; each in its own thread,
 overlapping the optimiser, with ``mode: async``, :mod:`guirl.trainers.async_pipeline`):

@@ -1,4 +1,4 @@
-"""SFT of a judge model on expert answers (``guirl train judge_sft``): ComputerSD's GUI analyzer (METHODS.md 2).
+"""SFT of a judge model on expert answers (``guirl train judge_sft``): ComputerSD's GUI analyzer (docs/methods.md section 2).
 
 The paper's analyzer is a VLM fine-tuned to answer the analyzer prompt the way an expert does. Each record
 of :mod:`guirl.datagen.analyzer_data` becomes one example, chat-templated exactly as the ``checkpoint``

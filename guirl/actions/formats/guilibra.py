@@ -1,4 +1,4 @@
-"""GUI-Libra output: ``<think>..</think><answer>{json}</answer>`` (METHODS.md sec. 4).
+"""GUI-Libra output: ``<think>..</think><answer>{json}</answer>`` (docs/methods.md section 4).
 
 The answer JSON has four fields (GUI-Libra's ``r1gui`` format reward checks
 them): ``action_type``, ``action_description`` (one sentence, appended to

@@ -1,4 +1,4 @@
-"""LiteGUI output: one JSON object ``{reasoning, subtasks, action}`` (METHODS.md sec. 1).
+"""LiteGUI output: one JSON object ``{reasoning, subtasks, action}`` (docs/methods.md section 1).
 
 ::
 

@@ -1,4 +1,4 @@
-"""Qwen ``mobile_use`` tool calls, as InfiGUI-R1 writes them (METHODS.md sec. 3).
+"""Qwen ``mobile_use`` tool calls, as InfiGUI-R1 writes them (docs/methods.md section 3).
 
 Output::
 

@@ -1,4 +1,4 @@
-"""UI-S1 / CCPO output: ``<think>...</think><action>{json}</action>`` (METHODS.md sec. 5).
+"""UI-S1 / CCPO output: ``<think>...</think><action>{json}</action>`` (docs/methods.md section 5).
 
 UI-S1's JSON format (``x/data/agent/json.py`` and the action space in
 ``x/data/agent/space/std_space.py`` of the UI-S1 code) writes the reasoning

@@ -1,4 +1,4 @@
-"""Human verification of explored candidate actions (LiteGUI multi-solution exploration, METHODS.md 1).
+"""Human verification of explored candidate actions (LiteGUI multi-solution exploration, docs/methods.md section 1).
 
 ``guirl datagen verify --data DIR`` serves a page where annotators mark each
 candidate of ``DIR/candidates.jsonl`` True / False; marks live in SQLite

@@ -1,6 +1,6 @@
 """Verified positives -> A*_t: write the trajectories with the marked-True candidates added.
 
-LiteGUI's multi-solution exploration (METHODS.md 1) keeps the candidates a
+LiteGUI's multi-solution exploration (docs/methods.md section 1) keeps the candidates a
 human marked True as extra ground-truth actions of their step. The merge is
 ``guirl.datagen.explore.merge_verified`` when that module provides it; until
 then :func:`merge_labels` here does the same: read the manifest's episodes,

@@ -1,7 +1,7 @@
 """Read and validate a verification project: ``manifest.json`` + ``candidates.jsonl``.
 
 The directory is what ``guirl datagen explore`` writes (LiteGUI multi-solution
-exploration, METHODS.md 1): ``manifest.json`` names the trajectory ``.jsonl``
+exploration, docs/methods.md section 1): ``manifest.json`` names the trajectory ``.jsonl``
 the steps come from (``"episodes"``, an absolute path), and every line of
 ``candidates.jsonl`` is one explored step with its deduplicated candidate
 actions. Screenshot paths are relative to the directory of that episodes

@@ -5,7 +5,7 @@ Splits: ``train``; ``test_seed`` (the training task families, seeds never
 used in training); ``test_task`` (held-out task families). Each step keeps
 A*_t (``valid_actions``), the a11y tree, the sub-goal and the subtask plan.
 
-Error-recovery samples (InfiGUI-R1, METHODS.md 3): at a step with state S,
+Error-recovery samples (InfiGUI-R1, docs/methods.md section 3): at a step with state S,
 the expert takes a wrong action a_err (one the oracle does not list, that
 changes the screen, and that some action undoes). Two single-step episodes
 are written: ``error_escape`` (history H + a_err, screenshot after a_err,

@@ -2,9 +2,9 @@
 
 ``coarse`` keeps every task family readable after the screenshot is shrunk to
 about 256x256: every control is 72 px tall on a 512 px screen, so 36 px at
-the tiny models' input, more than one merged 32-px vision token (see
-TINY_MODELS.md, which found >= ~40 px learnable); few widgets are shown at a
-time and lists scroll. ``realistic`` draws dense layouts at native
+the tiny models' input, more than one merged 32-px vision token (the tiny
+models' measurements found targets of about 40 px or more learnable); few
+widgets are shown at a time and lists scroll. ``realistic`` draws dense layouts at native
 resolutions (1280x800 desktop/web, 540x1200 phone); ``hd`` at 1920x1200 and
 1080x2400.
 """
