@@ -124,6 +124,7 @@ def generate_actions(
         history_window=policy.prompt.history_window if history_window is None else history_window,
         style=policy.prompt.style,
         reasoning=policy.prompt.reasoning,
+        history_text=policy.prompt.history_text,
     )
     rows = sample_completions(policy, messages, images, num_samples, temperature, top_p, max_new_tokens, seed)
     return [decode_generation(policy, row, fmt, width, height) for row in rows]

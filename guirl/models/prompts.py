@@ -77,7 +77,11 @@ class PromptSpec:
     reasoning-then-action and direct-action samples; the switch tells the
     model which one is wanted). ``history_images`` and ``casc`` choose the
     history builder (:func:`guirl.rollout.history.history_builder`) the
-    rollout, the trainers and the evaluation share.
+    rollout, the trainers and the evaluation share. ``history_text="action"``
+    shows each past step as its action written in the model's output format
+    and coordinate frame (:func:`written_action`; no reasoning), the same text
+    for a recorded step and for the model's own executed step;
+    ``"output"`` shows a past step's raw output when it has one.
     """
 
     fmt: str = DEFAULT_FORMAT
@@ -86,6 +90,11 @@ class PromptSpec:
     reasoning: bool | None = None  # ask for <think> first (True), forbid it (False), say nothing (None)
     history_images: int = 0  # nAO: the last n shown steps keep their screenshots (0: nA, actions only)
     casc: Literal["off", "max", "min"] = "off"  # CCPO's CASC: crop / drop history screenshots (rollout/casc.py)
+    history_text: Literal["output", "action"] = "output"  # a past step as text: its raw output, or its action
+
+    def __post_init__(self) -> None:
+        if self.history_text not in ("output", "action"):
+            raise ValueError(f"history_text must be 'output' or 'action', got {self.history_text!r}")
 
     def save(self, model_dir: str | Path) -> None:
         (Path(model_dir) / PROMPT_SPEC_FILE).write_text(json.dumps(asdict(self), indent=1))
@@ -131,12 +140,19 @@ def system_prompt(fmt: str = DEFAULT_FORMAT, frame: Frame | None = None, style: 
     return "\n".join(lines)
 
 
-def history_line(item: HistoryItem, fmt: str) -> str:
-    """How a previous step appears in the prompt: its raw output, else its action."""
-    if item.output:
+def history_line(item: HistoryItem, fmt: str, frame: Frame | None = None, text: str = "output") -> str:
+    """How a previous step appears in the prompt.
+
+    ``text="output"``: its raw output, else its action (in the action's own frame).
+    ``text="action"``: its action as the model writes it (:func:`written_action` in ``frame``), whatever the
+    step's output was, so a recorded step and the model's own executed step read the same.
+    """
+    if item.output and text == "output":
         return item.output
     if item.action is not None:
         try:
+            if text == "action" and frame is not None:
+                return written_action(item.action, fmt, frame)
             return format_action(item.action, fmt)
         except ValueError:  # the format cannot express this action: describe it instead
             return item.description or item.action.type.value
@@ -172,6 +188,7 @@ def build_messages(
     style: str = "full",
     reasoning: bool | None = None,
     history_captions: Sequence[str | None] | None = None,
+    history_text: str = "output",
 ) -> tuple[list[Message], list[Image.Image]]:
     """Messages and images for one step.
 
@@ -183,7 +200,8 @@ def build_messages(
     :func:`guirl.rollout.casc.crop_caption`). ``frame`` is the coordinate frame the model should answer in
     (default: the format's). ``guidance`` is appended to the user turn.
     ``style`` selects the system prompt and ``reasoning`` adds the thinking
-    switch (:class:`PromptSpec`).
+    switch (:class:`PromptSpec`). ``history_text`` says how a past step reads
+    (:func:`history_line`).
     """
     if not instruction:
         raise ValueError("build_messages needs a non-empty instruction")
@@ -197,6 +215,7 @@ def build_messages(
     if history_window < 0:
         raise ValueError(f"history_window must be >= 0, got {history_window}")
     start = max(0, len(history) - history_window) if history_window else len(history)
+    history_frame = frame if frame is not None else get_format(fmt).default_frame
     content: list[dict[str, Any]] = [{"type": "text", "text": f"Task: {instruction}\n"}]
     images: list[Image.Image] = []
     if start < len(history):
@@ -209,7 +228,8 @@ def build_messages(
                 caption = history_captions[index] if history_captions is not None else None
                 if caption:
                     content.append({"type": "text", "text": f"{caption}\n"})
-            content.append({"type": "text", "text": f"Step {index + 1}: {history_line(history[index], fmt)}\n"})
+            line = history_line(history[index], fmt, history_frame, history_text)
+            content.append({"type": "text", "text": f"Step {index + 1}: {line}\n"})
     content.append({"type": "text", "text": "Current screenshot:\n"})
     content.append({"type": "image"})
     images.append(screenshot)
@@ -247,5 +267,6 @@ def step_prompt(
         instruction, screenshot, history, fmt=spec.fmt, frame=frame, history_window=spec.history_window,
         history_images=history_images, guidance=guidance, style=spec.style,
         reasoning=spec.reasoning if reasoning is None else reasoning, history_captions=history_captions,
+        history_text=spec.history_text,
     )
     return Prompt(messages, images, key)

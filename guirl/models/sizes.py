@@ -49,4 +49,16 @@ SIZES: dict[str, ModelSize] = {
         vision_intermediate=256,
         vocab_size=1024,
     ),
+    "small": ModelSize(
+        text_hidden=256,
+        text_layers=6,
+        text_heads=4,
+        text_kv_heads=2,
+        text_intermediate=768,
+        vision_hidden=192,
+        vision_depth=4,
+        vision_heads=4,
+        vision_intermediate=512,
+        vocab_size=1024,
+    ),
 }

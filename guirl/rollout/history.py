@@ -164,7 +164,8 @@ def history_builder(spec, store=None, rollout=None) -> HistoryBuilder:
     screenshot; ``store`` / ``rollout``: the group's shared coordinate history)."""
     casc = getattr(spec, "casc", "off")
     if casc == "off":
-        return WindowHistory(spec.history_window, getattr(spec, "history_images", 0))
+        return WindowHistory(spec.history_window, getattr(spec, "history_images", 0),
+                             keep_outputs=getattr(spec, "history_text", "output") == "output")
     from guirl.rollout.casc import CascHistory
 
     return CascHistory(spec.history_window, casc, store=store, rollout=rollout)

@@ -5,7 +5,7 @@ the current screenshot and its frame, the history window built by the
 runner's :class:`~guirl.rollout.history.HistoryBuilder`) and answers with a
 :class:`PolicyOutput`: the raw text ``y_t`` and/or an Action, plus whatever
 a trainer needs later (the exact prompt, sampled token ids and log-probs, for
-ComputerSD's privileged rescoring and CCPO's replay, ROADMAP items 4-5).
+ComputerSD's privileged rescoring and CCPO's replay).
 
 Any callable ``(PolicyInput) -> PolicyOutput | Action | str`` is a policy
 (:func:`as_policy` wraps it); a string answer is parsed by the runner with its
@@ -145,6 +145,7 @@ class ModelPolicy:
             style=spec.style,
             reasoning=spec.reasoning,
             history_captions=self._captions(inputs, width, height),
+            history_text=spec.history_text,
         )
         episode = inputs.episode
         seed = self.seed + 1_000_003 * int(episode.get("seed") or 0) + 10_007 * int(episode.get("group") or 0)

@@ -2,7 +2,7 @@
 
 ``guirl train curriculum --config recipes/base_agent_tiny.yaml`` builds a
 tiny Qwen-VL from config, then runs SFT stages in order, each starting from
-the previous stage's model (TINY_MODELS.md: reading coordinates out as digit
+the previous stage's model (docs/models.md: reading coordinates out as digit
 tokens is learnt first on lone widgets; finding the element named by its
 text on a full screen comes after):
 
@@ -47,6 +47,8 @@ class StageConfig(BaseModel):
     max_steps: int = Field(500, gt=0, description="optimiser steps of this stage")
     lr: float = Field(1e-3, gt=0, description="peak learning rate")
     warmup_ratio: float = Field(0.05, ge=0, le=1, description="linear warm-up share of the stage's steps")
+    thought: bool = Field(True, description="targets of this stage carry the thought (when the curriculum's "
+                          "thought is on); off: direct answers, the prompt says so")
 
 
 class CurriculumConfig(BaseModel):
@@ -62,6 +64,14 @@ class CurriculumConfig(BaseModel):
     eval_samples: int = Field(48, gt=0, description="held-out steps per evaluation")
     save_every: int = Field(100, ge=0, description="checkpoint every N steps")
     domains: list[str] = Field(default_factory=lambda: ["desktop", "web", "mobile"], description="sim domains")
+    history_window: int = Field(0, ge=0, description="previous steps shown in the prompt (its own past actions)")
+    history_text: Literal["output", "action"] = Field(
+        "output", description="a past step as text: raw output, or the action as the model writes it (no thought)"
+    )
+    thought: Literal["none", "sub_goal"] = Field(
+        "none", description="sub_goal: every target starts with <think>current sub-goal</think> (the world "
+        "oracle's; the instruction on single-step screens) and the prompt asks for it (PromptSpec.reasoning)"
+    )
     stages: list[StageConfig] = Field(description="the stages, in order")
 
 
@@ -120,12 +130,15 @@ def stage_data(cfg: CurriculumConfig, stage: StageConfig) -> list[str]:
 
 
 def _sft_config(cfg: CurriculumConfig, stage: StageConfig, model: str, eval_data: str | None) -> SFTConfig:
+    thinks = cfg.thought != "none" and stage.thought
     return SFTConfig(
         model=model, train_data=stage_data(cfg, stage), output_dir=str(Path(cfg.output_dir) / stage.name),
         seed=cfg.seed, max_steps=stage.max_steps, batch_size=cfg.batch_size, format=cfg.format,
         prompt_style=cfg.prompt_style, eval_data=eval_data, eval_every=cfg.eval_every if eval_data else 0,
         eval_samples=cfg.eval_samples, save_every=cfg.save_every, num_threads=cfg.num_threads, report_to=["tensorboard"],
         optim=OptimConfig(lr=stage.lr, warmup_ratio=stage.warmup_ratio, schedule="cosine"), log_every=10,
+        history_window=cfg.history_window, history_text=cfg.history_text, with_reasoning=thinks,
+        thought="sub_goal" if thinks else "recorded", reasoning_switch=thinks, direct_fraction=0.0,
     )
 
 
@@ -160,13 +173,15 @@ def train_curriculum(cfg: CurriculumConfig) -> dict:
     with state.main_process_first():  # the main process builds and generates; the others then find the files
         if not (model / "config.json").is_file():
             build_model_dir(cfg.arch, model, size=cfg.size, seed=cfg.seed)
-        eval_data = str(_sim_sets(out / "data" / "sim", cfg) / "grounding" / "test_seed.jsonl")
+        sim = _sim_sets(out / "data" / "sim", cfg)
     history = {}
     for stage in cfg.stages:
         final = out / stage.name / "final"
         if not (final / "guirl_prompt.json").is_file():
+            # held-out steps like the stage's own: screens of unseen seeds, or multi-step steps of unseen seeds
+            split = "trajectories" if stage.data == "trajectories" and cfg.history_window else "grounding"
             with state.main_process_first():
-                stage_cfg = _sft_config(cfg, stage, str(model), eval_data)
+                stage_cfg = _sft_config(cfg, stage, str(model), str(sim / split / "test_seed.jsonl"))
             result = train_sft(stage_cfg)
             history[stage.name] = result["history"]
         model = final

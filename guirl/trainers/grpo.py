@@ -1,6 +1,6 @@
 """The GRPO-family trainer on recorded steps (``guirl train grpo``).
 
-One optimiser step (METHODS.md 1, 3, 4; ``../shared/ARCHITECTURE.md``, "The RL layer"):
+One optimiser step (docs/methods.md section 1, 3, 4):
 
 1. **sample**: the ``batch_size`` recorded states drawn by the trainer core
    become prompts (:func:`guirl.models.prompts.step_prompt`, the policy's
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,7 +38,6 @@ import torch
 from pydantic import Field, model_validator
 
 from guirl.algorithms import get_adv_est, informative_groups
-from guirl.models.prompts import PromptSpec
 from guirl.models.scoring import encode_prompt
 from guirl.rollout.engine import SamplingParams
 from guirl.rollout.sample import Sample
@@ -62,6 +62,10 @@ class GRPOConfig(RecordedStatesConfig):
                                       description="weighted registered rewards summed into R")
     advantage: str = Field("grpo", description="registered advantage estimator: grpo, rloo, sngs")
     advantage_kwargs: dict[str, Any] = Field(default_factory=dict, description="arguments of the estimator")
+    success_signal: str | None = Field(
+        None, description="sngs only: the named reward column whose group mean is SNGS's success rate p_g, "
+        "'<reward>/<component>' (e.g. 'guilibra/accuracy') or '<reward>' (its score); None: the total reward "
+        "(a success rate only for 0/1 rewards)")
     dynamic_sampling: bool = Field(False, description="drop groups whose rewards are all equal (DAPO)")
     refill_rounds: int = Field(0, ge=0, description="extra sampling rounds to refill dropped groups")
     overlong_filter: bool = Field(False, description="mask completions cut by max_new_tokens out of the loss")
@@ -76,6 +80,18 @@ class GRPOConfig(RecordedStatesConfig):
     ground_truth: Literal["all", "recorded"] = Field(
         "all", description="rewards see every valid action A*_t (multi-solution) or only the recorded action "
         "(single-solution: the ablation of LiteGUI's multi-solution reward)")
+
+    @model_validator(mode="after")
+    def _success_signal_names_a_reward(self) -> GRPOConfig:
+        if self.success_signal is None:
+            return self
+        if self.advantage != "sngs":
+            raise ValueError(f"success_signal is SNGS's p_g; advantage {self.advantage!r} does not read it")
+        names = [r.name for r in self.rewards]
+        if self.success_signal.split("/", 1)[0] not in names:
+            raise ValueError(f"success_signal {self.success_signal!r} must name one of the rewards {names} "
+                             "('<reward>' or '<reward>/<component>')")
+        return self
 
     @model_validator(mode="after")
     def _mu_divides(self) -> GRPOConfig:
@@ -99,6 +115,17 @@ def single_solution(states: list[RecordedState]) -> list[RecordedState]:
         recorded = [s.step.action] if s.step.action is not None else s.step.valid_actions[:1]
         out.append(RecordedState(s.episode, s.step.model_copy(update={"valid_actions": recorded}), s.root))
     return out
+
+
+def success_column(samples: list[Sample], name: str) -> torch.Tensor:
+    """SNGS's success signal [N]: each sample's named reward column ``name`` (a masked, nan value counts 0)."""
+    values = []
+    for s in samples:
+        if name not in s.rewards:
+            raise ValueError(f"success_signal {name!r} is not among the named reward columns {sorted(s.rewards)}")
+        value = float(s.rewards[name])
+        values.append(0.0 if value != value else value)
+    return torch.tensor(values, dtype=torch.float64)
 
 
 def mark_overlong(samples: list[Sample]) -> int:
@@ -188,7 +215,10 @@ class GRPOSampler:
         t0 = time.perf_counter()
         if samples:
             rewards = torch.tensor([s.reward for s in samples], dtype=torch.float64)
-            advantages, adv_metrics = get_adv_est(cfg.advantage)(rewards, cfg.group_size, **cfg.advantage_kwargs)
+            kwargs = dict(cfg.advantage_kwargs)
+            if cfg.success_signal is not None:
+                kwargs["success"] = success_column(samples, cfg.success_signal)
+            advantages, adv_metrics = get_adv_est(cfg.advantage)(rewards, cfg.group_size, **kwargs)
             metrics |= adv_metrics
             for s, a in zip(samples, advantages.tolist(), strict=True):
                 s.advantage = a
@@ -234,9 +264,9 @@ def load_rl_policy(cfg: GRPOConfig):
     lora = default_lora_config(rank=cfg.lora_rank, alpha=2 * cfg.lora_rank) if cfg.lora_rank else None
     policy = load_policy(cfg.model, lora=lora)
     spec = policy.prompt
-    policy.prompt = PromptSpec(fmt=cfg.format or spec.fmt, style=spec.style,
-                               history_window=spec.history_window if cfg.history_window is None else cfg.history_window,
-                               reasoning=spec.reasoning)
+    window = spec.history_window if cfg.history_window is None else cfg.history_window
+    # as trained (style, reasoning, history text); nA history here (semi_online adds screenshots / CASC itself)
+    policy.prompt = replace(spec, fmt=cfg.format or spec.fmt, history_window=window, history_images=0, casc="off")
     if lora is None:
         policy.model.requires_grad_(True)
         if cfg.freeze_vision:

@@ -150,16 +150,17 @@ def online_evaluator(cfg: ComputerSDConfig, policy):
 
 
 def load_online_policy(cfg: ComputerSDConfig):
+    from dataclasses import replace
+
     from guirl.models.load import default_lora_config, load_policy
-    from guirl.models.prompts import PromptSpec
 
     lora = default_lora_config(rank=cfg.lora_rank, alpha=2 * cfg.lora_rank) if cfg.lora_rank else None
     policy = load_policy(cfg.model, lora=lora)
     spec = policy.prompt
     window = spec.history_window if cfg.history_window is None else cfg.history_window
     images = getattr(spec, "history_images", 0) if cfg.history_images is None else cfg.history_images
-    policy.prompt = PromptSpec(fmt=cfg.format or spec.fmt, style=spec.style, history_window=window,
-                               reasoning=spec.reasoning, history_images=min(images, window))
+    policy.prompt = replace(spec, fmt=cfg.format or spec.fmt, history_window=window, history_images=min(images, window),
+                            casc="off")
     if lora is None:
         policy.model.requires_grad_(True)
     return policy

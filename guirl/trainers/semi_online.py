@@ -1,4 +1,4 @@
-"""Semi-online RL over recorded trajectories (UI-S1; CCPO, METHODS.md 5): ``guirl train semi_online``.
+"""Semi-online RL over recorded trajectories (UI-S1; CCPO, docs/methods.md section 5): ``guirl train semi_online``.
 
 One optimiser step:
 
@@ -269,7 +269,8 @@ class SemiOnlineSampler:
 
 def train_semi_online(cfg: SemiOnlineConfig) -> dict[str, Any]:
     """Run semi-online RL as configured; the final model goes to ``output_dir/final``."""
-    from guirl.models.prompts import PromptSpec
+    from dataclasses import replace
+
     from guirl.rollout.hf_engine import HFEngine
     from guirl.trainers.core import process_state, train
 
@@ -282,9 +283,7 @@ def train_semi_online(cfg: SemiOnlineConfig) -> dict[str, Any]:
         raise ValueError("kl_coef > 0 is not supported by semi_online yet (UI-S1 trains without a KL term); set 0")
     policy = load_rl_policy(cfg)
     spec = policy.prompt
-    policy.prompt = PromptSpec(fmt=spec.fmt, style=spec.style, history_window=spec.history_window,
-                               reasoning=spec.reasoning, history_images=min(cfg.history_images, spec.history_window),
-                               casc=cfg.casc)
+    policy.prompt = replace(spec, history_images=min(cfg.history_images, spec.history_window), casc=cfg.casc)
     episodes = load_episodes(cfg.train_data, cfg.data_format, cfg.image_root)
     engine = HFEngine.from_policy(policy, max_batch_rows=cfg.engine_max_rows)
     state = process_state()

@@ -1,4 +1,4 @@
-"""SFT and action-aware SFT (GUI-Libra ASFT, METHODS.md section 4).
+"""SFT and action-aware SFT (GUI-Libra ASFT, docs/methods.md section 4).
 
 Each recorded step becomes one example: the prompt is the step's chat
 messages (:func:`guirl.rollout.history.window_prompt`, the prompt builder
@@ -54,11 +54,18 @@ class SFTConfig(TrainerConfig):
     history_window: int = Field(0, ge=0, description="previous steps shown in the prompt (nA / nAO history)")
     history_images: int = Field(0, ge=0, description="the last n shown steps keep their screenshots (nAO; 0: nA)")
     casc: CascMode = Field("off", description="CCPO CASC history compression (rollout/casc.py)")
+    history_text: Literal["output", "action"] = Field(
+        "output", description="a past step in the prompt: its raw output, or its action as the model writes it"
+    )
     prompt_style: Literal["full", "compact"] = Field("full", description="system prompt: full, or one line for tiny models")
     reasoning_switch: bool = Field(
         False, description="tell the model in the prompt whether to think (on for samples with reasoning, off for direct ones)"
     )
     with_reasoning: bool = Field(True, description="put step reasoning before the action when the step has it")
+    thought: Literal["recorded", "sub_goal"] = Field(
+        "recorded", description="the <think> text: the step's recorded reasoning, or its current sub-goal (the "
+        "world oracle's; the instruction on a step that has none), a short thought every step has"
+    )
     direct_fraction: float = Field(0.5, ge=0, le=1, description="share of reasoning steps also added as direct-action copies")
     alpha_action: float = Field(1.0, gt=0, description="ASFT weight of action tokens (1 = plain SFT)")
     alpha_grounding: float = Field(1.0, gt=0, description="ASFT weight of coordinate tokens (1 = plain SFT)")
@@ -123,7 +130,7 @@ def build_examples(paths: list[str], cfg: SFTConfig, seed: int) -> list[Example]
                 target = target_action(step, supported)
                 if target is None:
                     continue
-                reasoning = step.reasoning if cfg.with_reasoning else None
+                reasoning = step_thought(episode, step, cfg.thought) if cfg.with_reasoning else None
                 examples.append(Example(episode, step, root, target, reasoning))
                 if reasoning and rng.random() < cfg.direct_fraction:
                     examples.append(Example(episode, step, root, target, None))
@@ -134,6 +141,16 @@ def build_examples(paths: list[str], cfg: SFTConfig, seed: int) -> list[Example]
     if not examples:
         raise ValueError(f"no trainable steps in {paths}; generate data with `guirl gen-data` first")
     return examples
+
+
+def step_thought(episode: Episode, step: Step, thought: str = "recorded") -> str | None:
+    """The reasoning an SFT target puts in ``<think>``: the step's recorded reasoning (``recorded``), or its
+    current sub-goal (``sub_goal``: what the agent should be doing now, e.g. "Type 'lunch'"; the instruction on
+    a step without one)."""
+    if thought == "recorded":
+        return step.reasoning
+    text = step.sub_goal or step.instruction or episode.instruction
+    return " ".join(text.split()) or None
 
 
 def guided_example(episode, step, root, target: Action, reasoning, cfg: SFTConfig, rng: random.Random):
@@ -215,9 +232,12 @@ def token_weights(offsets, text: str, cfg: SFTConfig) -> list[float]:
 
 def prompt_spec(cfg: SFTConfig) -> PromptSpec:
     """How the SFT model is prompted (saved with it, so rollout and evaluation prompt it the same way)."""
+    # with the switch, inference asks for what most samples had: a thought on every step (sub-goal thoughts) or
+    # direct answers (GUI-Libra's mixed recorded reasoning)
+    reasoning = (cfg.thought == "sub_goal") if cfg.reasoning_switch else None
     return PromptSpec(fmt=cfg.format, style=cfg.prompt_style, history_window=cfg.history_window,
-                      reasoning=False if cfg.reasoning_switch else None, history_images=cfg.history_images,
-                      casc=cfg.casc)
+                      reasoning=reasoning, history_images=cfg.history_images, casc=cfg.casc,
+                      history_text=cfg.history_text)
 
 
 class SFTCollator:

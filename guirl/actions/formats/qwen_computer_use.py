@@ -1,6 +1,6 @@
 """Qwen ``computer_use`` tool calls, as ComputerSD / OSWorld Qwen agents write them.
 
-Output (METHODS.md sec. 2)::
+Output (docs/methods.md section 2)::
 
     Action: Click the "File" menu in the top bar.
     <tool_call>
@@ -170,6 +170,7 @@ def parse(text: str, frame: Frame) -> Action | ParseFailure:
     scanned = text[:100_000]
     opening = re.search(r"(?m)^[ \t]*<tool_call>", scanned) or re.search(r"<tool_call>", scanned)
     head = scanned[: opening.start()] if opening else scanned
+    head = head.rsplit("</think>", 1)[-1]  # a reasoning block before the answer is not part of it
     # ComputerSD / OSWorld's Qwen agents keep the first line that starts with "Action:" (any case)
     line = re.search(r"(?im)^[ \t]*action:[ \t]*(.*?)[ \t]*$", head)
     description = line.group(1) if line and line.group(1) else None

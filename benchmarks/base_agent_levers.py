@@ -1,0 +1,110 @@
+"""What each lever of the base agent's multi-step stage buys, on validation data (seeds 5 and 6, never 7).
+
+    python benchmarks/base_agent_levers.py --start runs/base-agent-history/stage2_grounding/final
+                                           --data runs/base-agent-history/data/sim [--steps 200]
+                                           [--levers k3_thought k0_thought k3_direct k1_thought]
+                                           [--parallel 2] [--out results/base_agent_levers.json]
+
+Each lever setting is a short SFT run (``guirl train sft``, the multi-step stage of
+``recipes/base_agent_history_tiny.yaml`` cut to ``--steps`` optimiser steps, the same data: expert steps,
+error-recovery steps and grounding screens of the curriculum's data seed) from the same start (the
+curriculum's grounding stage), then the greedy evaluation of ``benchmarks/base_agent.py`` on validation
+seeds (multi-step steps of trained and unseen families, TYPE steps, unchanged outputs; no live episodes).
+``--parallel N`` trains N settings at once, one thread each (tiny models use two threads poorly).
+Resumable: a setting whose run has a final model is only evaluated; finished evaluations are read back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from base_agent import commit, evaluate, heldout_data  # noqa: E402
+
+#: setting -> SFT overrides (history window, how a past step reads, the sub-goal thought)
+LEVERS = {
+    "k3_thought": {"history_window": 3, "thought": "sub_goal"},
+    "k1_thought": {"history_window": 1, "thought": "sub_goal"},
+    "k5_thought": {"history_window": 5, "thought": "sub_goal"},
+    "k0_thought": {"history_window": 0, "thought": "sub_goal"},
+    "k3_direct": {"history_window": 3, "thought": "none"},
+    "k0_direct": {"history_window": 0, "thought": "none"},
+}
+
+
+def sft_command(start: str, data: Path, run: Path, lever: dict, steps: int, threads: int, seed: int) -> list[str]:
+    thinks = lever["thought"] != "none"
+    train = [data / "trajectories" / "train.jsonl", data / "trajectories" / "recovery.jsonl",
+             data / "grounding" / "train.jsonl"]
+    return [sys.executable, "-m", "guirl", "train", "sft", f"model={start}", f"train_data=[{','.join(map(str, train))}]",
+            f"output_dir={run}", f"seed={seed}", f"max_steps={steps}", "batch_size=16", f"num_threads={threads}",
+            "format=qwen_computer_use", "prompt_style=compact", f"history_window={lever['history_window']}",
+            "history_text=action", f"with_reasoning={str(thinks).lower()}",
+            f"thought={'sub_goal' if thinks else 'recorded'}", f"reasoning_switch={str(thinks).lower()}",
+            "direct_fraction=0.0", "save_every=50", "log_every=10", "report_to=[]", "optim.lr=5e-4",
+            "optim.warmup_ratio=0.05", "optim.schedule=cosine"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--start", required=True, help="model every setting starts from (the grounding stage's)")
+    parser.add_argument("--data", required=True, help="the curriculum's sim data directory")
+    parser.add_argument("--levers", nargs="+", default=["k3_thought", "k0_thought", "k3_direct", "k1_thought"],
+                        choices=sorted(LEVERS))
+    parser.add_argument("--steps", type=int, default=200, help="optimiser steps per setting")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[5, 6], help="validation data seeds")
+    parser.add_argument("--per-task", type=int, default=6, help="validation episodes per family and split")
+    parser.add_argument("--parallel", type=int, default=2, help="settings trained at once (one thread each)")
+    parser.add_argument("--runs", default="runs/base-agent-levers", help="where the runs go")
+    parser.add_argument("--out", default="results/base_agent_levers.json")
+    args = parser.parse_args()
+    runs, out = Path(args.runs), Path(args.out)
+    result = json.loads(out.read_text()) if out.is_file() else {}
+    result.update({"command": " ".join(["python", "benchmarks/base_agent_levers.py", *sys.argv[1:]]),
+                   "commit": commit(), "start": args.start, "steps": args.steps, "seeds": args.seeds,
+                   "settings": result.get("settings", {})})
+    todo = [name for name in args.levers if not (runs / name / "final" / "guirl_prompt.json").is_file()]
+    threads = 1 if args.parallel > 1 else 2
+    for i in range(0, len(todo), args.parallel):  # a batch of settings trained side by side
+        batch = todo[i:i + args.parallel]
+        launch = [subprocess.Popen([sys.executable, "-c", "import sys, json; sys.path.insert(0, sys.argv[1]); "
+                                    "from rl_recipes import run_measured; w, p = run_measured(sys.argv[3:]); "
+                                    "open(sys.argv[2], 'w').write(json.dumps({'wall_s': w, 'peak_rss_mb': p}))",
+                                    str(Path(__file__).resolve().parent), str(runs / f"{name}.cost.json"),
+                                    *sft_command(args.start, Path(args.data), runs / name, LEVERS[name], args.steps,
+                                                 threads, 0)])
+                  for name in batch]
+        for proc in launch:
+            if proc.wait():
+                raise SystemExit(f"base_agent_levers: a training run failed (exit {proc.returncode})")
+    for name in args.levers:
+        entry = result["settings"].setdefault(name, {"lever": LEVERS[name]})
+        cost = runs / f"{name}.cost.json"
+        if cost.is_file():
+            entry["training"] = json.loads(cost.read_text())
+        for seed in args.seeds:
+            if str(seed) in entry.get("validation", {}):
+                continue
+            data = heldout_data(runs / "data", seed, args.per_task, 20)
+            scores = evaluate(str(runs / name / "final"), data, None, episodes=0, pass_at=0)
+            scores.pop("per_step")
+            entry.setdefault("validation", {})[str(seed)] = scores
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"{'setting':12s} {'seed':>4s} {'trained fam.':>12s} {'unseen fam.':>11s} {'grounding':>9s} {'TYPE':>6s} "
+          f"{'same out':>8s}")
+    for name in args.levers:
+        for seed, s in sorted(result["settings"][name].get("validation", {}).items()):
+            print(f"{name:12s} {seed:>4s} {s['trained_families']['step_success']:12.3f} "
+                  f"{s['unseen_families']['step_success']:11.3f} {s['grounding']['step_success']:9.3f} "
+                  f"{s['type_steps']['step_success']:6.3f} {s['unchanged_output']['same_output']:8.3f}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
