@@ -1,0 +1,119 @@
+"""Render docs/results.md from the benchmark results under results/ (no figure in that page is typed by hand).
+
+    python scripts/render_results.py [--check]
+
+Each ``results/<name>.json`` written by a benchmark has a renderer here (the benchmark's name); every table
+says the command that printed it, the commit and the data seeds. ``--check`` exits 1 when docs/results.md
+is not what the results render to (the test suite runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS, PAGE = ROOT / "results", ROOT / "docs" / "results.md"
+
+
+def _f(value, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _get(d: dict, *keys):
+    for key in keys:
+        if not isinstance(d, dict) or key not in d:
+            return None
+        d = d[key]
+    return d
+
+
+def _provenance(result: dict) -> list[str]:
+    return [f"Command: `{result.get('command', '?')}` (commit {result.get('commit', '?')})."]
+
+
+BASE_AGENT_ROWS = (
+    ("multi-step steps, trained families", ("trained_families", "step_success"), ">= 0.55"),
+    ("multi-step steps, unseen families", ("unseen_families", "step_success"), ">= 0.20"),
+    ("grounding screens", ("grounding", "step_success"), ">= 0.75"),
+    ("TYPE steps (trained families)", ("type_steps", "step_success"), ">= 0.5"),
+    ("sim episode success, trained families", ("episode_success", "success"), ">= 0.10"),
+    ("right action changes but the output does not", ("unchanged_output", "same_output"), "<= 0.20"),
+    ("pass@8 minus greedy on training states", ("pass_at_k", "room"), ">= 0.15"),
+)
+
+
+def render_base_agent(result: dict) -> list[str]:
+    models = list(result["models"])
+    lines = ["## Base agents (held-out data seed %s)" % result.get("data_seed"), ""]
+    lines.append("| measure | target | " + " | ".join(f"`{Path(m).name}`" for m in models) + " |")
+    lines.append("|---|---|" + "---|" * len(models))
+    for label, keys, target in BASE_AGENT_ROWS:
+        lines.append(f"| {label} | {target} | " + " | ".join(_f(_get(result["models"][m], *keys)) for m in models)
+                     + " |")
+    first = result["models"][models[0]]
+    counts = [_get(first, k, "n") for k in ("trained_families", "unseen_families", "grounding", "type_steps")]
+    episodes = _get(first, "episode_success", "n")
+    lines += ["", f"Steps: {' / '.join(str(c) for c in counts)} (trained families / unseen families / grounding / "
+              f"TYPE); live episodes: {episodes}. Greedy, batched."]
+    for model, diffs in result.get("paired", {}).items():
+        lines.append(f"Paired `{Path(model).name}` minus `{Path(models[0]).name}`: " + "; ".join(
+            f"{k} {d['diff']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]" for k, d in diffs.items()) + ".")
+    for model in models:
+        train = _get(result["models"][model], "training")
+        if train and train.get("wall_time_s"):
+            lines.append(f"`{Path(model).name}` training: {train['wall_time_s'] / 60:.0f} min, peak RSS "
+                         f"{train.get('peak_rss_mb') or 0:.0f} MB, {train.get('steps')} steps (`{train.get('command')}`).")
+    return lines + [""] + _provenance(result)
+
+
+def render_base_agent_levers(result: dict) -> list[str]:
+    lines = [f"## Base-agent levers (validation seeds {', '.join(map(str, result.get('seeds', [])))})", "",
+             f"Each setting: {result.get('steps')} SFT steps of the multi-step stage from `{result.get('start')}`.", "",
+             "| setting | history window | thought | seed | trained families | unseen families | grounding | TYPE "
+             "| output unchanged | train min |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, entry in result.get("settings", {}).items():
+        lever = entry["lever"]
+        wall = _get(entry, "training", "wall_s")
+        for seed, s in sorted(entry.get("validation", {}).items()):
+            lines.append(f"| {name} | {lever['history_window']} | {lever['thought']} | {seed} | "
+                         f"{_f(_get(s, 'trained_families', 'step_success'))} | "
+                         f"{_f(_get(s, 'unseen_families', 'step_success'))} | {_f(_get(s, 'grounding', 'step_success'))} | "
+                         f"{_f(_get(s, 'type_steps', 'step_success'))} | {_f(_get(s, 'unchanged_output', 'same_output'))} | "
+                         f"{_f(wall / 60 if wall else None, 1)} |")
+    return lines + [""] + _provenance(result)
+
+
+RENDERERS = {"base_agent": render_base_agent, "base_agent_levers": render_base_agent_levers}
+
+
+def render() -> str:
+    lines = ["# Results", "",
+             "Rendered by `python scripts/render_results.py` from `results/*.json`, which the benchmarks write; "
+             "do not edit by hand (a test checks this page is up to date).", ""]
+    for path in sorted(RESULTS.glob("*.json")) if RESULTS.is_dir() else []:
+        renderer = RENDERERS.get(path.stem)
+        if renderer is None:
+            raise SystemExit(f"render_results: no renderer for {path.relative_to(ROOT)}; add one to RENDERERS")
+        lines += renderer(json.loads(path.read_text())) + [""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if docs/results.md is out of date")
+    args = parser.parse_args()
+    text = render()
+    if args.check:
+        if not PAGE.is_file() or PAGE.read_text() != text:
+            print("docs/results.md is out of date: run python scripts/render_results.py", file=sys.stderr)
+            return 1
+        return 0
+    PAGE.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
