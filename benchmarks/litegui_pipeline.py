@@ -87,9 +87,12 @@ class Timings:
 
 
 def stage_atg(args: argparse.Namespace) -> None:
-    cmd = ["datagen", "atg", "--env", "sim", "--env-params", json.dumps(ENV_KWARGS), "--tasks", ",".join(args.tasks),
-           "--episodes", str(args.atg_episodes), "--model", args.model, "--max-steps", str(args.atg_max_steps),
+    cmd = ["datagen", "atg", "--env", "sim", "--tasks", ",".join(args.tasks),
+           "--episodes-per-task", str(args.atg_episodes), "--model", args.model,
+           "--max-episode-steps", str(args.atg_max_steps),
            "--world-seed", str(ATG_SEED), "--out", str(args.root / "atg"), "--overwrite"]
+    for key, value in ENV_KWARGS.items():
+        cmd += ["--env-arg", f"{key}={json.dumps(value)}"]
     if not args.feedback:
         cmd.append("--no-feedback")
     guirl(cmd, args.root / "logs" / "atg.log")
@@ -256,8 +259,9 @@ def stage_train(args: argparse.Namespace, condition: str, seed: int) -> None:
 
 
 def stage_eval(args: argparse.Namespace, name: str, model: str) -> None:
-    cmd = ["eval", "live", "--env", "sim", "--tasks", ",".join(args.tasks), "--episodes", str(args.eval_episodes),
-           "--model", model, "--judge", "ground_truth", "--max-steps", "18", "--seed", str(EVAL_SEED),
+    cmd = ["eval", "live", "--env", "sim", "--tasks", ",".join(args.tasks), "--episodes-per-task",
+           str(args.eval_episodes), "--model", model, "--judge", "ground_truth", "--max-episode-steps", "18",
+           "--seed", str(EVAL_SEED),
            "--out", str(args.root / "eval" / name), "--overwrite"]
     for key, value in ENV_KWARGS.items():
         cmd += ["--env-arg", f"{key}={json.dumps(value)}"]

@@ -5,7 +5,9 @@ estimators and policy losses, and nowhere else. Registering a
 name twice is an error; an unknown name raises a ``KeyError`` that lists the
 valid names. ``builtin_modules`` are imported on first lookup so built-ins
 register themselves without import cycles; a module whose optional
-dependency (``optional``) is missing is skipped.
+dependency (``optional``) is missing is skipped, and looking up the name it
+would have registered (its last dotted part) raises
+:class:`guirl.extras.MissingExtra`, which names the extra to install.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class Registry(Generic[T]):
         self._items: dict[str, T] = {}
         self._builtin_modules = list(builtin_modules)
         self._optional = set(optional)
+        self._skipped: dict[str, str] = {}  # name a skipped built-in module would register -> missing module
         self._loaded = False
 
     def add(self, name: str, item: T) -> T:
@@ -48,6 +51,10 @@ class Registry(Generic[T]):
         try:
             return self._items[name]
         except KeyError:
+            if name in self._skipped:
+                from guirl.extras import MissingExtra
+
+                raise MissingExtra(f"{self.kind} {name!r}", self._skipped[name]) from None
             raise KeyError(f"unknown {self.kind} {name!r}; valid names: {sorted(self._items)}") from None
 
     def names(self) -> list[str]:
@@ -68,3 +75,4 @@ class Registry(Generic[T]):
             except ModuleNotFoundError as err:
                 if err.name not in self._optional:
                     raise
+                self._skipped[module.rsplit(".", 1)[-1]] = err.name

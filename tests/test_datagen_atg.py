@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from guirl.actions import Action, ActionType, Frame
+from guirl.commands import UsageError
 from guirl.data import read_episodes
 from guirl.data.schema import StepLabel
 from guirl.datagen import atg
@@ -251,8 +252,8 @@ def _cli(argv: list[str]) -> argparse.Namespace:
 
 def test_cli_run_and_errors(tmp_path, capsys):
     out = tmp_path / "atg"
-    argv = ["--tasks", "mobile.toggle_setting", "--episodes", "1", "--model", str(MODEL), "--out", str(out),
-            "--retries", "1", "--max-steps", "2", "--temperature", "0.3"]
+    argv = ["--tasks", "mobile.toggle_setting", "--episodes-per-task", "1", "--model", str(MODEL), "--out", str(out),
+            "--retries", "1", "--max-episode-steps", "2", "--temperature", "0.3"]
     args = _cli(argv)
     torch.set_num_threads(1)
     assert args.func(args) == 0
@@ -261,11 +262,11 @@ def test_cli_run_and_errors(tmp_path, capsys):
     config = json.loads((out / "atg_manifest.json").read_text())["config"]  # no flags: the model's own history (none)
     assert (config["history_steps"], config["history_images"]) == (0, 0)
     assert _cli([*argv, "--history-steps", "3", "--history-images", "2"]).history_steps == 3
-    with pytest.raises(SystemExit, match="already holds a dataset of ATG trajectories"):
+    with pytest.raises(UsageError, match="already holds a dataset of ATG trajectories"):
         args.func(_cli(argv))
-    with pytest.raises(SystemExit, match="--verifier-params: not valid JSON"):
-        args.func(_cli([*argv, "--overwrite", "--verifier-params", "{oops"]))
-    with pytest.raises(SystemExit, match="unknown judge 'nope'"):
+    with pytest.raises(UsageError, match="--verifier-arg 'oops' must look like KEY=VALUE"):
+        args.func(_cli([*argv, "--overwrite", "--verifier-arg", "oops"]))
+    with pytest.raises(UsageError, match="unknown judge 'nope'"):
         args.func(_cli([*argv, "--overwrite", "--verifier", "nope"]))
-    with pytest.raises(SystemExit, match="unknown sim task 'desktop.nope'"):
+    with pytest.raises(UsageError, match="unknown sim task 'desktop.nope'"):
         args.func(_cli([*argv, "--overwrite", "--tasks", "desktop.nope"]))

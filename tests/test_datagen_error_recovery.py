@@ -226,10 +226,11 @@ def test_cli_with_a_real_tiny_model(dataset, tmp_path):
     from models_fixtures import tiny_model_dir
 
     from guirl.cli import build_parser
+    from guirl.commands import UsageError
 
     out = tmp_path / "out"
     argv = ["datagen", "error-recovery", "--episodes", str(dataset / "train.jsonl"), "--model",
-            str(tiny_model_dir("qwen3_vl")), "--out", str(out), "--samples", "2", "--max-steps", "3",
+            str(tiny_model_dir("qwen3_vl")), "--out", str(out), "--samples", "2", "--limit-steps", "3",
             "--max-new-tokens", "8"]
     args = build_parser().parse_args(argv)
     assert args.func(args) == 0
@@ -238,5 +239,5 @@ def test_cli_with_a_real_tiny_model(dataset, tmp_path):
     assert counts["error_recovery/steps_sampled"] == 3 and counts["error_recovery/samples"] == 6
     assert sum(manifest["correct_samples_histogram"].values()) == 3
     read_episodes(out / "episodes.jsonl")  # written and valid, possibly empty for an untrained model
-    with pytest.raises(SystemExit, match="already holds"):
+    with pytest.raises(UsageError, match="already holds"):
         args.func(build_parser().parse_args(argv))

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from guirl.actions import Action, ActionType, Frame, ParseFailure
+from guirl.commands import UsageError
 from guirl.data import read_episodes
 from guirl.data.schema import A11yNode
 from guirl.datagen import explore as explore_module
@@ -121,10 +122,10 @@ def explored_out(dataset, tmp_path_factory) -> Path:
 
     out = tmp_path_factory.mktemp("explore")
     argv = ["datagen", "explore", "--episodes", str(dataset / "train.jsonl"), "--model", str(tiny_model_dir("qwen3_vl")),
-            "--out", str(out), "--samples", "3", "--max-steps", "4", "--max-new-tokens", "8"]
+            "--out", str(out), "--samples", "3", "--limit-steps", "4", "--max-new-tokens", "8"]
     args = build_parser().parse_args(argv)
     assert args.func(args) == 0
-    with pytest.raises(SystemExit, match="already holds"):
+    with pytest.raises(UsageError, match="already holds"):
         args.func(build_parser().parse_args(argv))
     return out
 
@@ -208,7 +209,7 @@ def test_cli_missing_episodes_is_one_line(tmp_path):
     missing = tmp_path / "nope.jsonl"
     args = build_parser().parse_args(["datagen", "explore", "--episodes", str(missing), "--model", str(tmp_path),
                                       "--out", str(tmp_path / "out")])
-    with pytest.raises(SystemExit) as info:
+    with pytest.raises(UsageError) as info:
         args.func(args)
     message = str(info.value)
     assert "\n" not in message and "--episodes" in message and str(missing) in message

@@ -31,8 +31,9 @@ def live_run(tmp_path_factory):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     out = tmp_path_factory.mktemp("live")
-    argv = ["eval", "live", "--env", "sim", "--tasks", TASKS, "--episodes", str(EPISODES), "--model", str(BASE_AGENT)]
-    argv += ["--judge", "ground_truth", "--max-steps", str(MAX_STEPS), "--seed", "1", "--out", str(out)]
+    argv = ["eval", "live", "--env", "sim", "--tasks", TASKS, "--episodes-per-task", str(EPISODES), "--model",
+            str(BASE_AGENT)]
+    argv += ["--judge", "ground_truth", "--max-episode-steps", str(MAX_STEPS), "--seed", "1", "--out", str(out)]
     try:
         assert main(argv) == 0
     finally:
@@ -50,7 +51,7 @@ def test_live_run_writes_logs_screenshots_and_summary(live_run, capsys):
         log = json.loads((folder / "log.json").read_text())
         assert log["task"] == episode.task and log["instruction"] == episode.instruction
         assert log["env"]["success"] is episode.success and isinstance(episode.success, bool)
-        assert 1 <= len(log["steps"]) == log["steps_total"] <= MAX_STEPS  # the --max-steps cap holds
+        assert 1 <= len(log["steps"]) == log["steps_total"] <= MAX_STEPS  # the --max-episode-steps cap holds
         for step in log["steps"]:
             assert (live_run / step["screenshot"]).is_file() and step["screenshot"].endswith(".png")
             assert isinstance(step["output"], str) and "action" in step  # raw model text and the parsed action
@@ -121,21 +122,21 @@ def test_a_judge_that_raises_is_masked_not_fatal(live_run):
     [
         (["--env", "osworld", "--model", str(BASE_AGENT)], "--env 'osworld' is not a registered environment"),
         (["--model", "no/such/checkpoint"], "--model no/such/checkpoint: not a checkpoint directory"),
-        (["--model", str(BASE_AGENT), "--judge-params", "{base_url"], "--judge-params is not valid JSON"),
+        (["--model", str(BASE_AGENT), "--judge-arg", "base_url"], "--judge-arg 'base_url' must look like KEY=VALUE"),
+        (["--model", str(BASE_AGENT), "--judge-arg", "nope=1"], "--judge ground_truth --judge-arg nope=1: "),
     ],
 )
-def test_cli_errors_are_one_line(tmp_path, extra, message):
+def test_cli_errors_are_one_line(tmp_path, capsys, extra, message):
     argv = ["eval", "live", "--tasks", "desktop.ground", "--judge", "ground_truth", "--out", str(tmp_path), *extra]
-    with pytest.raises(SystemExit) as err:
-        main(argv)
-    text = str(err.value)
-    assert message in text and "\n" not in text
+    assert main(argv) == 2
+    text = capsys.readouterr().err
+    assert text.startswith("guirl eval live: error: ") and message in text and text.count("\n") == 1
     assert not (tmp_path / "episodes.jsonl").exists()
 
 
-def test_cli_explains_a_task_the_world_does_not_have(tmp_path):
-    argv = ["eval", "live", "--tasks", "mobile.nope", "--episodes", "1", "--policy", "scripted", "--judge", "ground_truth"]
-    with pytest.raises(SystemExit) as err:
-        main(argv + ["--out", str(tmp_path)])
-    text = str(err.value)
-    assert "every episode failed to start" in text and "unknown task 'mobile.nope'" in text and "\n" not in text
+def test_cli_explains_a_task_the_world_does_not_have(tmp_path, capsys):
+    argv = ["eval", "live", "--tasks", "mobile.nope", "--episodes-per-task", "1", "--policy", "scripted", "--judge",
+            "ground_truth"]
+    assert main(argv + ["--out", str(tmp_path)]) == 2
+    text = capsys.readouterr().err
+    assert "every episode failed to start" in text and "unknown task 'mobile.nope'" in text and text.count("\n") == 1

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
-import pytest
 from models_fixtures import tiny_model_dir
 from PIL import Image
 from transformers import AutoModelForImageTextToText, AutoProcessor
@@ -23,8 +23,10 @@ def test_init_model_writes_a_loadable_directory(tmp_path, capsys):
     model = AutoModelForImageTextToText.from_pretrained(tmp_path, local_files_only=True)
     assert model.config.model_type == "qwen2_5_vl" and processor.image_processor.patch_size == 14
     # the directory now holds a model: building over it is refused unless asked for
-    with pytest.raises(SystemExit, match=r"already holds a model \(config.json\).*--overwrite"):
-        main(["init-model", "--out", str(tmp_path)])
+    capsys.readouterr()
+    assert main(["init-model", "--out", str(tmp_path)]) == 2
+    assert re.fullmatch(r"guirl init-model: error: --out .* already holds a model \(config.json\).*--overwrite.*\n",
+                        capsys.readouterr().err)
     assert main(["init-model", "--out", str(tmp_path), "--overwrite"]) == 0
 
 

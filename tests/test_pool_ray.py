@@ -33,7 +33,7 @@ def test_unknown_backend_names_the_valid_ones():
 
 def test_ray_backend_without_ray_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
-    with pytest.raises(ImportError, match=r"pip install 'guirl\[ray\]'"):
+    with pytest.raises(ImportError, match=r"needs ray, which is not installed: pip install -e '\.\[ray\]'"):
         make_pool("sim", 1, backend="ray")
 
 

@@ -12,7 +12,7 @@ import yaml
 from models_fixtures import tiny_model_dir
 
 from guirl.actions import Action, ActionType, format_action
-from guirl.commands import reasoning_data
+from guirl.commands import UsageError, reasoning_data
 from guirl.config import load_config
 from guirl.data import read_episodes
 from guirl.envs.sim import generate_dataset
@@ -63,7 +63,7 @@ def test_oracle_teacher_cli(sim, tmp_path, capsys):
     assert all(target_text(ex, cfg.format, ex.target.frame).startswith("<think>") for ex in examples)
     # a rerun into the same directory is refused unless --overwrite says to replace it
     argv = ("--episodes", str(sim), "--out", str(out), "--teacher", "oracle", "--seed", "1")
-    with pytest.raises(SystemExit, match=r"already holds a reasoning dataset .*--overwrite"):
+    with pytest.raises(UsageError, match=r"already holds a reasoning dataset .*--overwrite"):
         _run(*argv)
     assert _run(*argv, "--overwrite") == 0
     assert [e.model_dump() for e in read_episodes(out / "episodes.jsonl")] == [e.model_dump() for e in kept]
@@ -73,7 +73,7 @@ def test_model_teacher_and_bottleneck_cli(sim, tmp_path):
     model = str(tiny_model_dir("qwen2_5_vl"))
     out = tmp_path / "model"
     assert _run("--episodes", str(sim), "--out", str(out), "--teacher", model, "--attempts", "2",
-                "--max-steps", "2", "--max-new-tokens", "8", "--images", "relative") == 0
+                "--limit-steps", "2", "--max-new-tokens", "8", "--images", "relative") == 0
     counts = json.loads((out / "reasoning_manifest.json").read_text())["counts"]
     assert counts["reasoning/teacher_steps"] == 2 and counts["reasoning/teacher_attempts"] >= 2
     assert counts["reasoning/kept"] + counts["reasoning/rejected_no_reasoning"] + counts[
@@ -84,7 +84,7 @@ def test_model_teacher_and_bottleneck_cli(sim, tmp_path):
     assert counts["reasoning/kept"] == 0 and read_episodes(out / "episodes.jsonl") == []
     out = tmp_path / "bottleneck"
     assert _run("--episodes", str(sim), "--out", str(out), "--bottleneck-model", model, "--samples", "2",
-                "--max-steps", "2", "--max-new-tokens", "8") == 0
+                "--limit-steps", "2", "--max-new-tokens", "8") == 0
     counts = json.loads((out / "reasoning_manifest.json").read_text())["counts"]
     assert counts["bottleneck/checked"] == 2 and 4 <= counts["bottleneck/policy_calls"] <= 8
     # only bottleneck steps reach the teacher
@@ -124,13 +124,13 @@ def test_llm_teacher_and_compressor_over_http(sim, tmp_path):
 
 
 def test_cli_errors_name_the_argument(sim, tmp_path):
-    with pytest.raises(SystemExit, match="--episodes"):
+    with pytest.raises(UsageError, match="--episodes"):
         _run("--episodes", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "o"))
-    with pytest.raises(SystemExit, match=r"--teacher: .* not a model directory"):
+    with pytest.raises(UsageError, match=r"--teacher: .* not a model directory"):
         _run("--episodes", str(sim), "--out", str(tmp_path / "o"), "--teacher", str(tmp_path))
-    with pytest.raises(SystemExit, match="--format"):
+    with pytest.raises(UsageError, match="--format"):
         _run("--episodes", str(sim), "--out", str(tmp_path / "o"), "--format", "nope")
-    with pytest.raises(SystemExit, match="--samples"):
+    with pytest.raises(UsageError, match="--samples"):
         _run("--episodes", str(sim), "--out", str(tmp_path / "o"), "--samples", "0")
 
 

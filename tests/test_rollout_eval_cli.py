@@ -28,8 +28,8 @@ def run_cli(argv: list[str]) -> int:
 
 def test_online_eval_on_sim_prints_rates_and_writes_trajectories(tmp_path, capsys):
     assert "sim" in available_envs(), "the built-in sim world must be registered"
-    argv = ["eval", "online", "--env", "sim", "--tasks", "web.search_open,web.fill_form", "--episodes", "2"]
-    argv += ["--policy", "guirl.rollout.policy:oracle_policy", "--env-arg", "domain=web", "--max-steps", "30"]
+    argv = ["eval", "online", "--env", "sim", "--tasks", "web.search_open,web.fill_form", "--episodes-per-task", "2"]
+    argv += ["--policy", "guirl.rollout.policy:oracle_policy", "--env-arg", "domain=web", "--max-episode-steps", "30"]
     assert run_cli(argv + ["--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "web.search_open" in out and "web.fill_form" in out
@@ -42,7 +42,7 @@ def test_online_eval_on_sim_prints_rates_and_writes_trajectories(tmp_path, capsy
 
 @pytest.mark.browser  # no browser: skipped, or failed under GUIRL_REQUIRE_BROWSER=1 (conftest.py)
 def test_online_eval_on_miniwob_with_two_workers(tmp_path, capsys):
-    argv = ["eval", "online", "--env", "miniwob", "--tasks", "click-button", "click-dialog", "--episodes", "3"]
+    argv = ["eval", "online", "--env", "miniwob", "--tasks", "click-button", "click-dialog", "--episodes-per-task", "3"]
     assert run_cli(argv + ["--policy", "scripted", "--workers", "2", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "click-button                    3     1.00" in out

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from guirl.actions.types import ActionType
+from guirl.commands import UsageError
 from guirl.data import read_episodes
 from guirl.data.schema import StepLabel
 from guirl.envs.sim import generate_dataset
@@ -90,12 +91,12 @@ def test_cli_writes_a_dataset(tmp_path, capsys):
     assert "trajectories/train: 1 episodes" in capsys.readouterr().out
     assert len(read_episodes(tmp_path / "trajectories" / "train.jsonl")) == 1
     # a second run into the same directory would replace the dataset: refused unless asked for
-    with pytest.raises(SystemExit, match=r"already holds a dataset \(manifest.json\).*--overwrite"):
+    with pytest.raises(UsageError, match=r"already holds a dataset \(manifest.json\).*--overwrite"):
         args.func(args)
     again = parser.parse_args([*small_argv(tmp_path), "--overwrite"])
     assert again.func(again) == 0
     bad = parser.parse_args(["gen-data", "--out", str(tmp_path), "--domains", "tv"])
-    with pytest.raises(SystemExit, match="domains"):
+    with pytest.raises(UsageError, match="domains"):
         bad.func(bad)
     with pytest.raises(ValueError, match="unknown sim tasks"):
         generate_dataset(out_dir=str(tmp_path), tasks=("web.nope",))

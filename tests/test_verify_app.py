@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import sqlite3
@@ -333,12 +334,16 @@ def test_export_adds_verified_positives_to_valid_actions(project_dir, tmp_path, 
             added = [a for a in s.valid_actions if a not in original[(episode.id, s.index)].valid_actions]
             expected = [positive.action] if (episode.id, s.index) == (step.episode_id, step.step_index) else []
             assert added == expected
-    with pytest.raises(SystemExit, match="already exists.*pass --overwrite"):
-        verify_cli.main(["--data", str(project_dir), "--export", str(out)])
-    with pytest.raises(SystemExit, match="is the input episodes file"):
-        verify_cli.main(["--data", str(project_dir), "--export", str(project.episodes_path), "--overwrite"])
-    with pytest.raises(SystemExit, match="--db .*does not exist"):
-        verify_cli.main(["--data", str(project_dir), "--db", str(tmp_path / "none.sqlite"), "--export", str(out)])
+    for argv, message in (
+        (["--export", str(out)], "already exists.*pass --overwrite"),
+        (["--export", str(project.episodes_path), "--overwrite"], "is the input episodes file"),
+        (["--db", str(tmp_path / "none.sqlite"), "--export", str(out)], "--db .*does not exist"),
+    ):
+        capsys.readouterr()
+        assert verify_cli.main(["--data", str(project_dir), *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("guirl datagen verify: error: ") and err.count("\n") == 1
+        assert re.search(message, err), err
     # the built-in merge (used while guirl.datagen.explore.merge_verified is missing) adds the same action
     monkeypatch.setattr(export_module, "EXPLORE_MODULE", "guirl.datagen.no_such_module")
     result = export_module.export_verified(project, {positive.id: True, negative.id: False}, tmp_path / "b.jsonl")
@@ -348,12 +353,12 @@ def test_export_adds_verified_positives_to_valid_actions(project_dir, tmp_path, 
     assert target.valid_actions[-1] == positive.action and negative.action not in target.valid_actions
 
 
-def test_cli_refuses_bad_data_in_one_line(project_dir):
+def test_cli_refuses_bad_data_in_one_line(project_dir, capsys):
     (project_dir / "candidates.jsonl").write_text("[]\n")
-    with pytest.raises(SystemExit) as err:
-        verify_cli.main(["--data", str(project_dir)])
-    message = str(err.value)
-    assert "\n" not in message and message.startswith("datagen verify: ") and "candidates.jsonl:1:" in message
+    assert verify_cli.main(["--data", str(project_dir)]) == 2
+    message = capsys.readouterr().err
+    assert message.count("\n") == 1 and message.startswith("guirl datagen verify: error: ")
+    assert "candidates.jsonl:1:" in message
 
 
 # -- browser ------------------------------------------------------------------------------

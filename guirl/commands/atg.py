@@ -13,12 +13,19 @@ negative constraints (``--retries``); successful episodes go to
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 from pathlib import Path
 
-from guirl.commands import add_overwrite_flag, refuse_to_overwrite
+from guirl.commands import (
+    UsageError,
+    add_option,
+    add_overwrite_flag,
+    add_pairs_option,
+    judge_from_options,
+    parse_pairs,
+    refuse_to_overwrite,
+)
 
 OUTPUT_MARKERS = ("episodes.jsonl", "failed.jsonl", "atg_manifest.json")
 
@@ -34,16 +41,17 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:
         "votes is executed. Successful episodes go to OUT/episodes.jsonl, failed ones to OUT/failed.jsonl.",
     )
     parser.add_argument("--env", default="sim", help="registered environment (default sim, the built-in world)")
-    parser.add_argument("--env-params", default="{}",
-                        help='JSON keyword arguments of the environment, e.g. \'{"preset": "coarse"}\'')
+    add_pairs_option(parser, "--env-arg", "environment argument (YAML value), e.g. preset=coarse",
+                     deprecated_json=["--env-params"])
     parser.add_argument("--tasks", required=True,
                         help="comma-separated task names, e.g. desktop.open_file,web.shopping")
-    parser.add_argument("--episodes", type=int, default=5, help="episodes per task (default 5)")
+    add_option(parser, "--episodes-per-task", type=int, default=5, help="episodes per task (default 5)",
+               deprecated=["--episodes"])
     parser.add_argument("--model", required=True, help="guirl model directory of the proposer (GUI model)")
     parser.add_argument("--verifier", default="ground_truth_verify",
                         help="judge name of the verifier (ground_truth_verify, openai, checkpoint, ...)")
-    parser.add_argument("--verifier-params", default="{}", help='JSON keyword arguments of the verifier judge, e.g. '
-                        '\'{"base_url": "http://127.0.0.1:8000/v1", "model": "judge"}\'')
+    add_pairs_option(parser, "--verifier-arg", "verifier judge argument (YAML value), e.g. "
+                     "base_url=http://127.0.0.1:8000/v1, model=judge", deprecated_json=["--verifier-params"])
     parser.add_argument("--votes", type=int, default=3, help="verifier votes per proposal (default 3)")
     parser.add_argument("--yes-needed", type=int, default=2, help="Yes votes that commit a proposal (default 2)")
     parser.add_argument("--retries", type=int, default=3, help="N: proposals after a rejected first one (default 3)")
@@ -52,7 +60,8 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:
     parser.add_argument("--temperature", type=float, default=0.7, help="temperature of the retries (default 0.7)")
     parser.add_argument("--no-feedback", action="store_true",
                         help="retry without showing the rejected proposals and reasons (plain resampling)")
-    parser.add_argument("--max-steps", type=int, default=18, help="step cap per episode (default 18, Lite-Bench)")
+    add_option(parser, "--max-episode-steps", type=int, default=18,
+               help="step cap per episode (default 18, Lite-Bench)", deprecated=["--max-steps"])
     parser.add_argument("--history-steps", type=int, default=None,
                         help="previous outputs in the prompt (default: the proposer's own prompt spec; LiteGUI: 3)")
     parser.add_argument("--history-images", type=int, default=None,
@@ -68,32 +77,21 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _json_object(text: str, option: str) -> dict:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise SystemExit(f"{option}: not valid JSON ({err}); pass an object such as '{{\"key\": 1}}'") from None
-    if not isinstance(value, dict):
-        raise SystemExit(f"{option}: expected a JSON object, got {type(value).__name__}")
-    return value
-
-
 def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if not (Path(args.model) / "config.json").is_file():
-        raise SystemExit(f"--model: {args.model} is not a model directory (no config.json); "
+        raise UsageError(f"--model: {args.model} is not a model directory (no config.json); "
                          "build one with `guirl init-model` or train one")
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     if not tasks:
-        raise SystemExit("--tasks: give at least one task name, e.g. --tasks desktop.open_file")
-    if args.episodes < 1:
-        raise SystemExit(f"--episodes must be >= 1, got {args.episodes}")
-    env_params, verifier_params = _json_object(args.env_params, "--env-params"), _json_object(
-        args.verifier_params, "--verifier-params")
+        raise UsageError("--tasks: give at least one task name, e.g. --tasks desktop.open_file")
+    if args.episodes_per_task < 1:
+        raise UsageError(f"--episodes-per-task must be >= 1, got {args.episodes_per_task}")
+    env_params = parse_pairs(args.env_arg, "--env-arg")
     refuse_to_overwrite(args.out, OUTPUT_MARKERS, "dataset of ATG trajectories", args.overwrite)
+    verifier = judge_from_options(args.verifier, args.verifier_arg, "--verifier", "--verifier-arg")
     from guirl.datagen.atg import ATGConfig, Proposer, generate_atg
     from guirl.envs.base import make_env
-    from guirl.judges import make_judge
     from guirl.models.load import load_policy
 
     if args.history_steps is None or args.history_images is None:  # a model gets the history it was trained with
@@ -107,18 +105,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = ATGConfig(votes=args.votes, yes_needed=args.yes_needed, retries=args.retries,
                            tie_break=args.tie_break, temperature=args.temperature, feedback=not args.no_feedback,
-                           max_new_tokens=args.max_new_tokens, max_steps=args.max_steps,
+                           max_new_tokens=args.max_new_tokens, max_steps=args.max_episode_steps,
                            history_steps=args.history_steps,
                            history_images=min(args.history_images, args.history_steps), seed=args.seed)
-        verifier = make_judge(args.verifier, **verifier_params)
         for task in tasks:  # fail before loading the model: a bad task name or env parameter
             make_env(args.env, task=task, **env_params).close()
     except (ValueError, KeyError, TypeError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
-        raise SystemExit(f"datagen atg: {message}") from None
+        raise UsageError(str(message)) from None
     start = time.perf_counter()
     proposer = Proposer.from_policy(load_policy(args.model, device=args.device))
-    metrics = generate_atg(args.env, tasks, args.episodes, proposer, verifier, args.out, config,
+    metrics = generate_atg(args.env, tasks, args.episodes_per_task, proposer, verifier, args.out, config,
                            world_seed=args.world_seed, env_kwargs=env_params)
     for key, value in metrics.items():
         print(f"{key}: {value:g}")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from guirl.commands import UsageError, check_out_dir
 from guirl.commands.eval import add_dataset_args, load_cli_data
 
 
@@ -51,12 +52,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def _load(args: argparse.Namespace):
     if not args.episodes and not (args.dataset_format and args.data):
-        raise ValueError("give --episodes FILE, or --dataset-format NAME with --data PATH")
+        raise UsageError("give --episodes FILE, or --dataset-format NAME with --data PATH")
+    check_out_dir(args.out)
     episodes, root = load_cli_data(args)
     if args.limit:
         episodes = episodes[: args.limit]
     if not episodes:
-        raise ValueError(f"{args.data or args.episodes}: holds no episodes (every record skipped?)")
+        raise UsageError(f"{args.data or args.episodes}: holds no episodes (every record skipped?)")
     return episodes, root
 
 

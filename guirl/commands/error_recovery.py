@@ -25,7 +25,7 @@ import os
 import time
 from pathlib import Path
 
-from guirl.commands import add_overwrite_flag, refuse_to_overwrite
+from guirl.commands import UsageError, add_option, add_overwrite_flag, refuse_to_overwrite
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -39,9 +39,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def _check_inputs(episodes: str, model: str) -> None:
     if not Path(episodes).is_file():
-        raise SystemExit(f"--episodes: {episodes} does not exist; write one with `guirl gen-data`")
+        raise UsageError(f"--episodes: {episodes} does not exist; write one with `guirl gen-data`")
     if not (Path(model) / "config.json").is_file():
-        raise SystemExit(f"--model: {model} is not a model directory (no config.json); "
+        raise UsageError(f"--model: {model} is not a model directory (no config.json); "
                          "build one with `guirl init-model` or train one")
 
 
@@ -66,7 +66,8 @@ def add_error_recovery_parser(verbs: argparse._SubParsersAction) -> None:
                         help="wrong actions with no visible effect: skip them, or keep (escape sample only)")
     parser.add_argument("--steps-per-call", type=int, default=64, help="steps whose prompts share one generate call")
     parser.add_argument("--max-batch-rows", type=int, default=64, help="HFEngine rows (steps x samples) per forward pass")
-    parser.add_argument("--max-steps", type=int, default=None, help="sample at most this many steps")
+    add_option(parser, "--limit-steps", type=int, default=None, help="sample at most this many recorded steps",
+               deprecated=["--max-steps"])
     parser.add_argument("--device", default="cpu", help="device for the model (cpu, cuda)")
     parser.add_argument("--seed", type=int, default=0, help="seed of sampling and of the wrong / escape choices")
     add_overwrite_flag(parser, "error-recovery dataset")
@@ -86,10 +87,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = ErrorRecoveryConfig(samples=args.samples, temperature=args.temperature, top_p=args.top_p,
                                      max_new_tokens=args.max_new_tokens, scorer=args.scorer, noop=args.noop,
-                                     steps_per_call=args.steps_per_call, max_steps=args.max_steps, seed=args.seed)
+                                     steps_per_call=args.steps_per_call, max_steps=args.limit_steps, seed=args.seed)
         episodes = read_episodes(args.episodes)
     except (ValueError, DataError) as err:
-        raise SystemExit(f"datagen error-recovery: {err}") from None
+        raise UsageError(str(err)) from None
     start = time.perf_counter()
     policy = load_policy(args.model, device=args.device)
     engine = HFEngine.from_policy(policy, max_batch_rows=args.max_batch_rows)
@@ -123,7 +124,8 @@ def add_explore_parser(verbs: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-oracle", action="store_true", help="leave every oracle_label null (all for people)")
     parser.add_argument("--steps-per-call", type=int, default=64, help="steps whose prompts share one generate call")
     parser.add_argument("--max-batch-rows", type=int, default=64, help="HFEngine rows (steps x samples) per forward pass")
-    parser.add_argument("--max-steps", type=int, default=None, help="explore at most this many steps")
+    add_option(parser, "--limit-steps", type=int, default=None, help="explore at most this many recorded steps",
+               deprecated=["--max-steps"])
     parser.add_argument("--device", default="cpu", help="device for the model (cpu, cuda)")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed")
     add_overwrite_flag(parser, "exploration")
@@ -143,10 +145,10 @@ def run_explore(args: argparse.Namespace) -> int:
         config = ExploreConfig(samples=args.samples, temperature=args.temperature, top_p=args.top_p,
                                max_new_tokens=args.max_new_tokens, window=args.window, tolerance=args.tolerance,
                                oracle=not args.no_oracle, steps_per_call=args.steps_per_call,
-                               max_steps=args.max_steps, seed=args.seed)
+                               max_steps=args.limit_steps, seed=args.seed)
         episodes = read_episodes(args.episodes)
     except (ValueError, DataError) as err:
-        raise SystemExit(f"datagen explore: {err}") from None
+        raise UsageError(str(err)) from None
     start = time.perf_counter()
     policy = load_policy(args.model, device=args.device)
     engine = HFEngine.from_policy(policy, max_batch_rows=args.max_batch_rows)

@@ -20,7 +20,14 @@ import importlib.util
 import json
 from typing import Any
 
-import yaml
+from guirl.commands import (
+    UsageError,
+    add_option,
+    add_pairs_option,
+    check_out_dir,
+    judge_from_options,
+    parse_pairs,
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -55,9 +62,8 @@ def add_dataset_args(p: argparse.ArgumentParser, data_help: str | None = None) -
     p.add_argument("--images", help="screenshot directory (default: the release's usual place; for Hugging Face "
                    "layouts, where embedded images are written, default ~/.cache/guirl/hf)")
     p.add_argument("--split", help="split of a Hugging Face layout (default: all)")
-    p.add_argument("--adapter-arg", action="append", default=[], metavar="KEY=VALUE",
-                   help="an option of the dataset format (YAML value), e.g. missing_target=skip, "
-                   "screenshot_pattern='{annotation_id}-{action_uid}.jpg', flip_scroll=true")
+    add_pairs_option(p, "--adapter-arg", "an option of the dataset format (YAML value), e.g. missing_target=skip, "
+                     "screenshot_pattern='{annotation_id}-{action_uid}.jpg', flip_scroll=true")
 
 
 def dataset_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -69,7 +75,7 @@ def load_cli_data(args: argparse.Namespace):
     from guirl.eval.pipeline import load_data
 
     if args.adapter_arg and not args.dataset_format:
-        raise ValueError("--adapter-arg applies to --dataset-format data; give --dataset-format NAME")
+        raise UsageError("--adapter-arg applies to --dataset-format data; give --dataset-format NAME")
     return load_data(getattr(args, "episodes", None), args.dataset_format, args.data, args.images,
                      split=args.split, options=dataset_options(args))
 
@@ -127,20 +133,11 @@ def _judge(sub) -> None:
     p = sub.add_parser("judge", help="LLM-as-judge outcome and compliance of recorded episodes (Lite-Bench)")
     _data_args(p)
     p.add_argument("--judge", default="openai", help="registered judge: openai, rule_outcome, ground_truth")
-    p.add_argument("--judge-arg", action="append", default=[], metavar="KEY=VALUE",
-                   help="judge argument (YAML value), e.g. base_url=http://127.0.0.1:8000/v1, model=NAME")
-    p.add_argument("--max-steps", type=int, default=18, help="steps of each episode shown to the judge")
+    add_pairs_option(p, "--judge-arg", "judge argument (YAML value), e.g. base_url=http://127.0.0.1:8000/v1, "
+                     "model=NAME")
+    add_option(p, "--judge-steps", type=int, default=18, help="steps of each episode shown to the judge (default 18)",
+               deprecated=["--max-steps"])
     p.set_defaults(func=run_judge_cmd)
-
-
-def parse_pairs(pairs: list[str], flag: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"{flag} {pair!r} must look like KEY=VALUE")
-        out[key.strip()] = yaml.safe_load(value)
-    return out
 
 
 def build_policies(args: argparse.Namespace, temperature: float = 0.0):
@@ -169,6 +166,7 @@ def _finish(args, results: dict, report) -> int:
 def run_grounding_cmd(args: argparse.Namespace) -> int:
     from guirl.eval.pipeline import run_grounding
 
+    check_out_dir(args.out)
     episodes, root = load_cli_data(args)
     policy, _ = build_policies(args)
     results, report = run_grounding(episodes, root, policy, args.format, args.rule, args.viewer_limit, args.limit,
@@ -179,6 +177,7 @@ def run_grounding_cmd(args: argparse.Namespace) -> int:
 def run_offline_cmd(args: argparse.Namespace) -> int:
     from guirl.eval.pipeline import run_offline
 
+    check_out_dir(args.out)
     episodes, root = load_cli_data(args)
     policy, sampler = build_policies(args, args.temperature)
     results, report = run_offline(
@@ -190,9 +189,9 @@ def run_offline_cmd(args: argparse.Namespace) -> int:
 
 def run_judge_cmd(args: argparse.Namespace) -> int:
     from guirl.eval.pipeline import run_judge
-    from guirl.judges import make_judge
 
+    check_out_dir(args.out)
+    judge = judge_from_options(args.judge, args.judge_arg)
     episodes, root = load_cli_data(args)
-    judge = make_judge(args.judge, **parse_pairs(args.judge_arg, "--judge-arg"))
-    results, report = run_judge(episodes, root, judge, args.max_steps, args.viewer_limit, args.limit, args.curves)
+    results, report = run_judge(episodes, root, judge, args.judge_steps, args.viewer_limit, args.limit, args.curves)
     return _finish(args, results, report)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from guirl.commands import add_overwrite_flag, refuse_to_overwrite
+from guirl.commands import UsageError, add_overwrite_flag, refuse_to_overwrite
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -49,12 +49,12 @@ def run(args: argparse.Namespace) -> int:
     domains = _names(args.domains)
     bad = [d for d in domains if d not in DOMAINS]
     if bad or not domains:
-        raise SystemExit(f"--domains: unknown {bad or domains}; choose from {list(DOMAINS)}")
+        raise UsageError(f"--domains: unknown {bad or domains}; choose from {list(DOMAINS)}")
     if args.preset not in PRESET_NAMES:
-        raise SystemExit(f"--preset: unknown {args.preset!r}; choose from {list(PRESET_NAMES)}")
+        raise UsageError(f"--preset: unknown {args.preset!r}; choose from {list(PRESET_NAMES)}")
     for name in ("train_per_task", "test_per_task", "grounding_train", "grounding_test"):
         if getattr(args, name) < 0:
-            raise SystemExit(f"--{name.replace('_', '-')} must be >= 0")
+            raise UsageError(f"--{name.replace('_', '-')} must be >= 0")
     refuse_to_overwrite(args.out, ("manifest.json", "grounding", "trajectories"), "dataset", args.overwrite)
     config = DatasetConfig(out_dir=args.out, domains=domains, preset=args.preset,
                            tasks=_names(args.tasks) if args.tasks else None,
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         manifest = generate_dataset(config)
     except ValueError as err:
-        raise SystemExit(f"gen-data: {err}") from None
+        raise UsageError(str(err)) from None
     for key, count in manifest["counts"].items():
         print(f"{key}: {count} episodes")
     print(f"{manifest['steps']} steps in {manifest['seconds']:.1f} s -> {args.out}")

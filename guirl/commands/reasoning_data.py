@@ -15,7 +15,7 @@ import os
 import time
 from pathlib import Path
 
-from guirl.commands import add_overwrite_flag, refuse_to_overwrite
+from guirl.commands import UsageError, add_option, add_overwrite_flag, refuse_to_overwrite
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -62,8 +62,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--images", choices=("copy", "relative"), default="copy",
                         help="copy screenshots into --out, or reference the originals by relative path")
     parser.add_argument("--keep-spatial", action="store_true", help="store each step's spatial description in extra")
-    parser.add_argument("--max-steps", type=int, default=None,
-                        help="stop after this many checked steps (bottleneck detection) and teacher steps")
+    add_option(parser, "--limit-steps", type=int, default=None,
+               help="stop after this many checked steps (bottleneck detection) and teacher steps",
+               deprecated=["--max-steps"])
     parser.add_argument("--device", default="cpu", help="device for models (cpu, cuda)")
     parser.add_argument("--seed", type=int, default=0, help="seed for sampling and oracle phrasing")
     add_overwrite_flag(parser, "reasoning dataset")
@@ -73,22 +74,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def _check(args: argparse.Namespace) -> None:
     for name in ("samples", "attempts", "max_new_tokens", "max_elements"):
         if getattr(args, name) < 1:
-            raise SystemExit(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
-    if args.max_steps is not None and args.max_steps < 1:
-        raise SystemExit(f"--max-steps must be >= 1, got {args.max_steps}")
+            raise UsageError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if args.limit_steps is not None and args.limit_steps < 1:
+        raise UsageError(f"--limit-steps must be >= 1, got {args.limit_steps}")
     if not Path(args.episodes).is_file():
-        raise SystemExit(f"--episodes: {args.episodes} does not exist; write one with `guirl gen-data`")
+        raise UsageError(f"--episodes: {args.episodes} does not exist; write one with `guirl gen-data`")
     for flag, path in (("--teacher", args.teacher), ("--bottleneck-model", args.bottleneck_model)):
         if path is None or path == "oracle" or path.startswith(("http://", "https://")):
             continue
         if not (Path(path) / "config.json").is_file():
-            raise SystemExit(f"{flag}: {path} is not a model directory (no config.json); use 'oracle' for --teacher "
+            raise UsageError(f"{flag}: {path} is not a model directory (no config.json); use 'oracle' for --teacher "
                              "or build one with `guirl init-model`")
     from guirl.actions import available_formats
 
     for flag, name in (("--format", args.format), ("--student-format", args.student_format)):
         if name not in (None, "none") and name not in available_formats():
-            raise SystemExit(f"{flag}: unknown {name!r}; choose from {available_formats()}")
+            raise UsageError(f"{flag}: unknown {name!r}; choose from {available_formats()}")
 
 
 def _teacher(args: argparse.Namespace, student_format: str | None, cache: Path):
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         episodes = read_episodes(args.episodes)
     except DataError as err:
-        raise SystemExit(f"--episodes: {err}") from None
+        raise UsageError(f"--episodes: {err}") from None
     root, out = Path(args.episodes).parent, Path(args.out)
     refuse_to_overwrite(out, ("episodes.jsonl", "reasoning_manifest.json"), "reasoning dataset", args.overwrite)
     metrics: dict[str, float] = {}
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         base = ModelPolicy(load_policy(args.bottleneck_model, device=args.device), fmt=args.format,
                            temperature=temperature, seed=args.seed)
         report = find_bottlenecks(base, episodes, root, samples=args.samples, rule=args.rule,
-                                  max_steps=args.max_steps)
+                                  max_steps=args.limit_steps)
         metrics.update(report.counts)
         only = report.keys()
     student_format = None if args.student_format == "none" else args.student_format
@@ -141,14 +142,15 @@ def run(args: argparse.Namespace) -> int:
     teacher = _teacher(args, student_format, cache)
     spatial = SpatialOptions(coords=args.spatial_coords, frame=args.spatial_frame, max_elements=args.max_elements)
     config = ReasoningDataConfig(attempts=args.attempts, teacher_subgoal=not args.no_teacher_subgoal, spatial=spatial,
-                                 images=args.images, keep_spatial=args.keep_spatial, max_steps=args.max_steps,
+                                 images=args.images, keep_spatial=args.keep_spatial, max_steps=args.limit_steps,
                                  student_format=student_format)
     compressor = None
     if args.compress_url:
         compressor = make_judge("openai", base_url=args.compress_url, model=args.compress_model, cache_dir=cache)
     metrics.update(build_reasoning_data(episodes, root, out / "episodes.jsonl", teacher, config=config, only=only,
                                         judge=compressor, teacher_name=args.teacher))
-    write_manifest(out / "reasoning_manifest.json", metrics, {k: v for k, v in vars(args).items() if k != "func"})
+    write_manifest(out / "reasoning_manifest.json", metrics,
+                   {k: v for k, v in vars(args).items() if k not in ("func", "guirl_prog")})
     for key, value in metrics.items():
         print(f"{key}: {value:.3f}" if isinstance(value, float) else f"{key}: {value}")
     print(f"wrote {out / 'episodes.jsonl'} in {time.perf_counter() - start:.1f}s")

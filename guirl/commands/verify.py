@@ -15,6 +15,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from guirl.commands import GuirlArgumentParser, UsageError, call_verb, check_out_dir
+
 
 def add_parser(verbs: argparse._SubParsersAction) -> None:
     """Add ``verify`` to the ``datagen`` group's sub-parsers."""
@@ -43,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         project = load_project(args.data)
     except DataError as err:
-        raise SystemExit(f"datagen verify: {err}") from None
+        raise UsageError(str(err)) from None
     db_path = Path(args.db) if args.db else Path(args.data) / "verify.sqlite"
     if args.export:
         return _export(project, db_path, args.export, args.overwrite)
@@ -53,18 +55,18 @@ def run(args: argparse.Namespace) -> int:
 def _export(project, db_path: Path, out: str, overwrite: bool) -> int:
     from guirl.data.io import DataError
     from guirl.datagen.verify_app.export import export_verified
-    from guirl.datagen.verify_app.store import MarkStore
 
     if not db_path.is_file():
-        raise SystemExit(f"--db {db_path} does not exist; mark candidates with `guirl datagen verify --data "
+        raise UsageError(f"--db {db_path} does not exist; mark candidates with `guirl datagen verify --data "
                          f"{project.directory}` first, or pass the --db it used")
-    store = MarkStore(db_path)
+    check_out_dir(Path(out).parent, "--export")
+    store = open_store(db_path)
     try:
         result = export_verified(project, store.labels(), out, overwrite=overwrite)
     except FileExistsError as err:
-        raise SystemExit(f"--export: {err} (pass --overwrite)") from None
+        raise UsageError(f"--export: {err} (pass --overwrite)") from None
     except (ValueError, DataError) as err:
-        raise SystemExit(f"--export: {err}") from None
+        raise UsageError(f"--export: {err}") from None
     finally:
         store.close()
     print(f"wrote {result['episodes']} episodes with {result['positives']} verified positives "
@@ -72,14 +74,34 @@ def _export(project, db_path: Path, out: str, overwrite: bool) -> int:
     return 0
 
 
+def open_store(db_path: Path):
+    """The mark store of ``--db``; SQLite's refusals (WAL mode, a file that is not a database, no permission)
+    are a :class:`UsageError` naming ``--db``."""
+    from guirl.datagen.verify_app.store import MarkStore, StoreError
+
+    try:
+        return MarkStore(db_path)
+    except (OSError, sqlite3.Error, StoreError) as err:
+        message = str(err).removeprefix(f"{db_path}: ")
+        raise UsageError(f"--db {db_path}: {message}") from None
+
+
 def serve(project, db_path: Path, host: str, port: int) -> int:
-    from guirl.datagen.verify_app.server import make_verify_server, url_of
+    from guirl.datagen.verify_app.server import PortInUse, check_port, make_verify_server, url_of
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
     try:
-        server, store = make_verify_server(project, db_path, host, port)
-    except (OSError, sqlite3.Error, RuntimeError) as err:
-        raise SystemExit(f"datagen verify: cannot serve on {host}:{port} with --db {db_path}: {err}") from None
+        check_port(host, port)  # before the database is created
+    except PortInUse as err:
+        raise UsageError(f"--port {port}: {err.strerror}; pass another --port, or --port 0 for any free one") from None
+    except OSError as err:
+        raise UsageError(f"--host {host} --port {port}: cannot serve there ({err.strerror or err})") from None
+    store = open_store(db_path)
+    try:
+        server, store = make_verify_server(project, store, host, port)
+    except OSError as err:  # e.g. the port was taken since the check
+        store.close()
+        raise UsageError(f"--host {host} --port {port}: cannot serve there ({err.strerror or err})") from None
     print(f"guirl datagen verify: {len(project.steps)} steps, {project.n_candidates()} candidates; marks in {db_path}")
     print(f"serving {url_of(server)} (Ctrl+C to stop)", flush=True)
     try:
@@ -94,9 +116,9 @@ def serve(project, db_path: Path, host: str, port: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run without the ``guirl`` CLI: ``python -m guirl.commands.verify --data DIR``."""
-    parser = argparse.ArgumentParser(prog="guirl datagen verify", description=__doc__.splitlines()[0])
+    parser = GuirlArgumentParser(prog="guirl datagen verify", description=__doc__.splitlines()[0])
     add_arguments(parser)
-    return run(parser.parse_args(argv))
+    return call_verb(run, parser.parse_args(argv), parser.prog)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from guirl.envs.base import make_env
+from guirl.extras import MissingExtra
 
 log = logging.getLogger(__name__)
 
@@ -284,7 +285,7 @@ def make_pool(
     try:
         import ray  # noqa: F401  (optional: only this backend needs it)
     except ImportError:
-        raise ImportError("the 'ray' pool backend needs ray, which is not installed: pip install 'guirl[ray]'") from None
+        raise MissingExtra("the 'ray' environment pool backend (env_backend=ray)", "ray") from None
     from guirl.envs.ray_pool import RayEnvPool
 
     return RayEnvPool(env_name, num_workers, env_kwargs, timeout_s, **options)

@@ -36,7 +36,9 @@ try:
     import ray
     from ray.exceptions import GetTimeoutError, RayActorError, RayError
 except ImportError as err:  # pragma: no cover - exercised only without ray
-    raise ImportError(f"the ray environment pool needs ray ({err}): pip install 'guirl[ray]'") from None
+    from guirl.extras import MissingExtra
+
+    raise MissingExtra("the ray environment pool", "ray", note=str(err)) from None
 
 from guirl.envs.base import make_env
 from guirl.envs.pool import COMMANDS, PoolBase, PoolResult, descendant_pids, kill_pids

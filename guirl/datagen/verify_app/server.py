@@ -18,8 +18,10 @@ Routes (all JSON except ``/`` and the screenshots):
 
 from __future__ import annotations
 
+import errno
 import json
 import re
+import socket
 import threading
 from importlib import resources
 from pathlib import Path
@@ -160,10 +162,32 @@ def create_app(project: Project, store: MarkStore) -> Flask:
     return app
 
 
-def make_verify_server(project: Project, db_path: str | Path, host: str = "127.0.0.1",
+class PortInUse(OSError):
+    """Another program listens on the port asked for."""
+
+
+def check_port(host: str, port: int) -> None:
+    """Raise :class:`PortInUse` when ``host:port`` cannot be bound because it is taken (werkzeug would print
+    two lines and ``sys.exit(1)``); other bind errors (a bad host, no permission) are ``OSError``."""
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as werkzeug's server binds
+        try:
+            probe.bind((host, port))
+        except OSError as err:
+            if err.errno == errno.EADDRINUSE:
+                raise PortInUse(err.errno, f"{host}:{port} is in use by another program") from None
+            raise
+
+
+def make_verify_server(project: Project, db: str | Path | MarkStore, host: str = "127.0.0.1",
                        port: int = 0) -> tuple[BaseWSGIServer, MarkStore]:
-    """A threaded HTTP server for the app (``port=0``: any free port; see ``server.server_port``)."""
-    store = MarkStore(db_path)
+    """A threaded HTTP server for the app (``port=0``: any free port; see ``server.server_port``) over the
+    marks in ``db`` (a SQLite path, or a store already open). A taken port raises :class:`PortInUse`."""
+    check_port(host, port)
+    store = db if isinstance(db, MarkStore) else MarkStore(db)
     server = make_server(host, port, create_app(project, store), threaded=True)
     return server, store
 

@@ -49,6 +49,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS history_undoes ON history(undoes);
 """
 
 
+class StoreError(RuntimeError):
+    """SQLite opened the file but cannot keep marks durably there (e.g. it refused WAL mode)."""
+
+
 def _label(value: int | None) -> bool | None:
     return None if value is None else bool(value)
 
@@ -69,7 +73,8 @@ class MarkStore:
         db.row_factory = sqlite3.Row
         mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if mode.lower() != "wal":
-            raise RuntimeError(f"{self.path}: SQLite refused WAL mode (got {mode}); put --db on a local disk")
+            db.close()
+            raise StoreError(f"{self.path}: SQLite refused WAL mode (got {mode}); put --db on a local disk")
         db.execute("PRAGMA synchronous=FULL")
         return db
 
