@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from guirl.data import read_episodes
 from guirl.config import load_config
+from guirl.data import read_episodes
 from guirl.models.prompts import PromptSpec
 from guirl.trainers.curriculum import CurriculumConfig, StageConfig, _sft_config, make_locate_set, train_curriculum
 
