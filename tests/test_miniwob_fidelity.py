@@ -1,6 +1,7 @@
 """MiniWoB++ fidelity in the real headless Chromium: a11y ids across episodes,
 hover-swapped click targets, clipping by scrolling containers, settling after
-actions, element classes, and points without a frame."""
+actions (only while something is pending), element classes and labels, icons
+named in the instruction, and points without a frame."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from guirl.actions.frames import Frame
 from guirl.actions.types import Action, ActionType
 from guirl.envs import make_env
 from guirl.envs.miniwob.a11y import centre, find_nodes
+from guirl.envs.miniwob.scripted import expert_action
 
 pytestmark = pytest.mark.browser  # no browser: skipped, or failed under GUIRL_REQUIRE_BROWSER=1 (conftest.py)
 
@@ -160,6 +162,55 @@ def test_observation_waits_for_delayed_menus_and_animations(env):
     assert [(n.id, n.box) for n in obs.a11y] == [(n.id, n.box) for n in later.a11y]
 
 
+def test_a_step_that_leaves_nothing_pending_does_not_wait(env):
+    obs = env.reset(seed=0, options={"task": "click-tab-2"})
+    tab = find_nodes(obs.a11y, role="link", text="Tab #2")[0]
+    driver = env._instance.driver
+    driver.execute_script(COUNT_MUTATIONS_JS)
+    obs, *_, info = env.step(Action(type=ActionType.CLICK, point=centre(tab), frame=obs.frame))
+    # the click switched tabs: the page changed, in the click's own handlers ...
+    assert driver.execute_script("return window.__mutations;") > 0
+    assert [n.id for n in obs.a11y if "ui-tabs-active" in (n.classes or ())] == [tab.parent]
+    # ... and left no timer, animation or loading image behind: observed at once, no quiet window
+    assert "settle_reason" not in info and info["settle_ms"] < 10
+
+
+COUNT_MUTATIONS_JS = """
+window.__mutations = 0;
+new MutationObserver(function (records) {
+  records.forEach(function (r) { if (!/^data-/.test(r.attributeName || '')) window.__mutations++; });
+}).observe(document.getElementById('area'), {subtree: true, childList: true, attributes: true, characterData: true});
+"""
+
+#: A click on "Go" starts a 100 ms timer (which the settle sees) whose callback adds "First" and starts
+#: an interval (which it does not see) that adds "Second" 30 ms later.
+ASYNC_CHAIN_JS = """
+var area = document.getElementById('area');
+area.insertAdjacentHTML('beforeend', '<button id="go">Go</button>');
+document.getElementById('go').addEventListener('click', function (e) {
+  e.stopPropagation();
+  setTimeout(function () {
+    area.insertAdjacentHTML('beforeend', '<button>First</button>');
+    var interval = setInterval(function () {
+      clearInterval(interval);
+      area.insertAdjacentHTML('beforeend', '<button>Second</button>');
+    }, 30);
+  }, 100);
+});
+"""
+
+
+def test_a_change_made_by_a_timer_is_followed_by_a_quiet_window(env):
+    env.reset(seed=0, options={"task": "click-test"})
+    env._instance.driver.execute_script(ASYNC_CHAIN_JS)
+    obs, *_ = env.step(Action(type=ActionType.WAIT, amount=0.0))
+    go = find_nodes(obs.a11y, role="button", text="Go")[0]
+    obs, *_, info = env.step(Action(type=ActionType.CLICK, point=centre(go), frame=obs.frame))
+    # the timer is waited for; the change it made opens a quiet window, in which the interval's change comes
+    assert info["settle_reason"] == "timer" and info["settle_ms"] >= 150
+    assert find_nodes(obs.a11y, role="button", text="First") and find_nodes(obs.a11y, role="button", text="Second")
+
+
 def test_settling_can_be_disabled():
     quick = make_env("miniwob", task="click-collapsible", settle=False)
     try:
@@ -178,6 +229,69 @@ def test_nodes_keep_their_css_classes(env):
     assert classes["reply"] > 0 and classes["retweet"] > 0 and classes["like"] > 0
     retweet = next(n for n in obs.a11y if "retweet" in (n.classes or ()))
     assert retweet.text == ""
+
+
+#: click-menu-2's icons (its PROBLEM_SET): item label -> the class that names the item's icon
+MENU_ICONS = {
+    "Save": "ui-icon-disk",
+    "Prev": "ui-icon-seek-start",
+    "Stop": "ui-icon-stop",
+    "Play": "ui-icon-play",
+    "Next": "ui-icon-seek-end",
+    "Zoom In": "ui-icon-zoomin",
+    "Zoom Out": "ui-icon-zoomout",
+}
+
+
+def test_an_icon_named_by_its_class_is_in_the_instruction_and_in_its_a11y_node(env):
+    variants = collections.Counter()
+    for seed in range(8):
+        obs = env.reset(seed=seed, options={"task": "click-menu-2"})
+        icon = re.search(r'the item with the <span class="ui-icon (ui-icon-[a-z-]+)"> icon\.$', obs.instruction)
+        variants["icon" if icon else "label"] += 1
+        if icon:  # MiniWoB's utterance (the query's text) drops the icon; the instruction names it by its class
+            assert obs.info["utterance"] == (
+                'Click the "Menu" button, and then find and click on the item with the icon.'
+            )
+        else:
+            assert 'the item labeled "' in obs.instruction and "utterance" not in obs.info
+        checked = False
+        for _ in range(4):  # the scripted expert finds the item by text: the menu, the submenu, the item
+            action = expert_action("click-menu-2", obs)
+            assert action is not None, (seed, obs.instruction)
+            named = [n for n in obs.a11y if icon and icon.group(1) in (n.classes or ()) and n.visible]
+            if named:  # the icon's node carries its class, and sits in the item the instruction means
+                item = " ".join(n.text for n in obs.a11y if n.parent == named[0].parent and n.role == "text")
+                assert MENU_ICONS[item] == icon.group(1)
+                x1, y1, x2, y2 = named[0].box
+                assert x1 <= action.point[0] <= x2 and y1 <= action.point[1] <= y2
+                checked = True
+            obs, reward, terminated, _, _ = env.step(action)
+            if terminated:
+                break
+        assert terminated and reward == 1.0, (seed, obs.instruction)
+        assert checked or not icon
+    assert variants["icon"] > 0 and variants["label"] > 0
+
+
+LABELLED_JS = """
+document.getElementById('area').insertAdjacentHTML('beforeend',
+  '<span class="gear" title="Settings" style="display:inline-block;width:16px;height:16px"></span>' +
+  '<span aria-label="Close" title="x" style="display:inline-block;width:16px;height:16px"></span>');
+"""
+
+
+def test_nodes_carry_title_alt_and_aria_label(env):
+    obs = env.reset(seed=0, options={"task": "order-food"})
+    images = [n for n in obs.a11y if n.role == "img"]
+    # order-food's diet icons are <img alt=... title=...> with no text
+    assert images and {n.label for n in images} <= {"vegan", "gluten-free", "dairy", "meat", "peanuts"}
+    assert all(n.text == "" for n in images) and "vegan" in {n.label for n in images}
+    env.reset(seed=0, options={"task": "click-test"})
+    env._instance.driver.execute_script(LABELLED_JS)
+    obs, *_ = env.step(Action(type=ActionType.WAIT, amount=0.0))
+    labels = {n.label: n.classes for n in obs.a11y if n.label}
+    assert labels == {"Settings": ("gear",), "Close": None}  # aria-label before title
 
 
 def test_a_point_without_a_frame_is_refused(env):

@@ -53,6 +53,9 @@ class A11yNode(BaseModel):
     value: str | None = None
     #: CSS class names (web pages; icons are often named only by a class); None if unknown or none.
     classes: tuple[str, ...] | None = None
+    #: the element's name from its attributes (web pages: aria-label, else title, else alt), which may be
+    #: all that names an icon; None if it has none.
+    label: str | None = None
     #: whether a click at the box centre reaches this node (or a descendant): False when another
     #: element covers it there; None when not checked.
     visible: bool | None = None

@@ -72,9 +72,10 @@ def role_of(tag: str) -> str:
 
 
 #: JavaScript run on ``dom = core.getDOMInfo()`` with the screenshot size as
-#: ``W``, ``H``: adds ``clip`` (the visible part of the box, or null) and
+#: ``W``, ``H``: adds ``clip`` (the visible part of the box, or null),
 #: ``hit`` (the clipped box's centre hit-tests to the element or a
-#: descendant) to every node and turns ``classes`` into a plain string.
+#: descendant) and ``label`` (aria-label, title or alt) to every node and
+#: turns ``classes`` into a plain string.
 CLIP_JS = """
 (function (dom, W, H) {
   function meet(a, b) {
@@ -98,6 +99,9 @@ CLIP_JS = """
     }
     var c = node.classes;
     node.classes = typeof c === 'string' ? c : (c && typeof c.baseVal === 'string' ? c.baseVal : '');
+    if (node.tag !== 't' && el && el.getAttribute) {
+      node.label = el.getAttribute('aria-label') || el.getAttribute('title') || el.getAttribute('alt') || '';
+    }
     if (node.tag === 't' || !node.children) return;
     var inner = clip;
     if (clipsChildren(el)) {
@@ -114,6 +118,41 @@ CLIP_JS = """
   walk(dom, core.previousDOMInfo[dom.ref] || document.body, [0, 0, W, H]);
   return dom;
 })
+"""
+
+
+#: JavaScript expression: ``[utterance, utterance with icons]`` of the task's
+#: query (``#query``): MiniWoB's utterance is the query's text, which drops
+#: an element with no text (``click-menu-2``: "click on the item with the
+#: <span class="ui-icon ui-icon-disk"></span> icon"); the second keeps such an
+#: element where it stands, written as its tag with the attributes that name
+#: an element of the page outside the query (``<span class="ui-icon
+#: ui-icon-disk">``: class names, aria-label, title, alt), when it has any.
+#: Both are null without a query.
+QUERY_JS = """
+(function () {
+  var query = document.getElementById('query');
+  if (!query) return [null, null];
+  function onPage(selector) {  // an element outside the query matches
+    return Array.prototype.some.call(document.querySelectorAll(selector), function (el) { return !query.contains(el); });
+  }
+  function render(node) {
+    if (node.nodeType === 3) return node.data;
+    if (node.nodeType !== 1) return '';
+    if (/\\S/.test(node.textContent)) return Array.prototype.map.call(node.childNodes, render).join('');
+    var c = node.className, attrs = '';
+    c = (typeof c === 'string' ? c : (c && c.baseVal) || '').split(/\\s+/).filter(function (name) {
+      return name && onPage('.' + CSS.escape(name));
+    });
+    if (c.length) attrs += ' class="' + c.join(' ') + '"';
+    ['aria-label', 'title', 'alt'].forEach(function (name) {
+      var v = (node.getAttribute(name) || '').trim();
+      if (v && onPage('[' + name + '="' + CSS.escape(v) + '"]')) attrs += ' ' + name + '="' + v + '"';
+    });
+    return attrs ? ' <' + node.tagName.toLowerCase() + attrs + '> ' : node.textContent;
+  }
+  return [query.textContent.replace(/\\s+/g, ' ').trim(), render(query).replace(/\\s+/g, ' ').trim()];
+})()
 """
 
 
@@ -151,6 +190,7 @@ def dom_to_a11y(root: dict[str, Any], width: int, height: int) -> list[A11yNode]
         classes = element.get("classes")
         classes = tuple(str(classes).split()) if isinstance(classes, str) and classes.strip() else None
         hit = element.get("hit")
+        label = str(element.get("label") or "").strip() or None
         nodes.append(
             A11yNode(
                 id=node_id,
@@ -162,6 +202,7 @@ def dom_to_a11y(root: dict[str, Any], width: int, height: int) -> list[A11yNode]
                 checked=bool(value) if isinstance(value, bool) else None,
                 value=None if value is None or isinstance(value, bool) else str(value),
                 classes=classes,
+                label=label,
                 visible=bool(hit) if hit is not None else None,
             )
         )

@@ -31,6 +31,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.wait import WebDriverWait
 
+from guirl.envs.miniwob.execute import PRELOAD_HOVER_IMAGES_JS
 from guirl.envs.pool import descendant_pids, kill_pids
 
 log = logging.getLogger(__name__)
@@ -135,6 +136,7 @@ class BrowserInstance(SeleniumInstance):
         self.url = url
         self.driver.get(url)
         WebDriverWait(self.driver, 10).until(EC.element_to_be_clickable((By.ID, self.SYNC_SCREEN_ID)))
+        self.driver.execute_async_script(PRELOAD_HOVER_IMAGES_JS)  # clicks do not pause for hover images
 
     def _fit_viewport(self) -> None:
         """Grow the window until the inner viewport is window_width x window_height."""

@@ -4,9 +4,11 @@ Using Workflow-Guided Exploration") as a guirl :class:`~guirl.envs.base.Env`.
 One headless Chromium per environment (started on the first ``reset``);
 ``reset(options={"task": ...})`` switches task in the same browser. The
 observation is the 160x210 task screenshot (375x667 for ``flight.*``), the
-task's utterance as instruction, and an a11y tree from the DOM. Actions are
-guirl Actions in any frame, executed as mouse/keyboard input at screen
-pixels (:mod:`guirl.envs.miniwob.execute`).
+task's utterance as instruction (with any icon the query shows written as
+its tag and class names, :data:`~guirl.envs.miniwob.a11y.QUERY_JS`;
+``info["utterance"]`` then keeps MiniWoB's), and an a11y tree from the DOM.
+Actions are guirl Actions in any frame, executed as mouse/keyboard input at
+screen pixels (:mod:`guirl.envs.miniwob.execute`).
 
 Departures from the ``miniwob`` gymnasium env: the reward is the task's raw
 reward (1 success, -1 failure, partial credit where the task gives it), not
@@ -17,13 +19,16 @@ A terminate action ends the episode where it is: success only if the task
 already said so.
 
 After each action (and reset) the environment settles: it waits, up to
-``settle_timeout_ms`` (1 s), until no short timer is due, no animation runs
-and the DOM has been quiet for ``settle_quiet_ms``, so that delayed menus,
-fades and expanding panels are observed in their final state
-(``settle=False`` observes at once; ``info["settle_ms"]`` says how long it
-waited). The observation of the step that ends an episode is that episode's
-final page (MiniWoB's "START" sync screen, already shown for the next
-episode, is hidden for it), marked ``info["final"] = True``.
+``settle_timeout_ms`` (1 s), while the page has work pending (a short timer
+due, an animation running, an image loading, or a DOM change made
+asynchronously less than ``settle_quiet_ms`` ago; :mod:`guirl.envs.miniwob.settle`),
+so that delayed menus, fades and expanding panels are observed in their
+final state, and a step that leaves nothing pending is observed at once
+(``settle=False`` never waits; ``info["settle_ms"]`` says how long it
+waited, ``info["settle_reason"]`` for what). The observation of the step
+that ends an episode is that episode's final page (MiniWoB's "START" sync
+screen, already shown for the next episode, is hidden for it), marked
+``info["final"] = True``.
 
 ``oracle=True`` gives the tasks that have a scripted expert
 (:data:`guirl.envs.miniwob.scripted.SCRIPTED_TASKS`) what the built-in world's
@@ -52,9 +57,11 @@ from urllib3.exceptions import HTTPError
 from guirl.actions.frames import Frame
 from guirl.actions.types import Action, ActionType
 from guirl.envs.base import Observation, StepResult, register_env
-from guirl.envs.miniwob.a11y import CLIP_JS, dom_to_a11y
+from guirl.envs.miniwob.a11y import CLIP_JS, QUERY_JS, dom_to_a11y
 from guirl.envs.miniwob.browser import BrowserInstance, find_browser, task_url
 from guirl.envs.miniwob.execute import execute_action
+from guirl.envs.miniwob.settle import INSTALL_JS as _SETTLE_INSTALL_JS
+from guirl.envs.miniwob.settle import SETTLE_JS as _SETTLE_JS
 
 
 class BrowserCrashed(RuntimeError):
@@ -91,7 +98,8 @@ _OBSERVE_JS = (
     "if (done) { WOB_EPISODE_ID -= 1; }"
     "var dom; try { dom = core.getDOMInfo(); } finally { if (done) { WOB_EPISODE_ID += 1; } }"
     f"dom = {CLIP_JS.strip()}(dom, W, H);"
-    "return [core.getUtterance(), dom, done, WOB_RAW_REWARD_GLOBAL, WOB_REWARD_REASON, coverHidden];"
+    f"var query = {QUERY_JS.strip()};"
+    "return [core.getUtterance(), dom, done, WOB_RAW_REWARD_GLOBAL, WOB_REWARD_REASON, coverHidden, query];"
 )
 
 _RESTORE_COVER_JS = "var c = document.getElementById('sync-task-cover'); if (c) { c.style.display = 'block'; }"
@@ -102,74 +110,6 @@ _RESTORE_COVER_JS = "var c = document.getElementById('sync-task-cover'); if (c) 
 _FORGET_REFS_JS = (
     "document.querySelectorAll('[data-wob_ref]').forEach(function (el) {"
     " delete el.dataset.wob_ref; delete el.dataset.wob_eps; });"
-)
-
-#: Installed once per page: tracks pending short ``setTimeout`` callbacks
-#: (delays up to 5 s; MiniWoB's own episode timer is longer), pending
-#: ``requestAnimationFrame`` callbacks and the time of the last DOM mutation
-#: outside MiniWoB's reward display.
-_SETTLE_INSTALL_JS = """
-if (!window.__guirlSettle) {
-  var g = window.__guirlSettle = {
-    timeouts: new Map(), frames: new Set(), lastMutation: performance.now(),
-    setTimeout: window.setTimeout, clearTimeout: window.clearTimeout,
-    requestAnimationFrame: window.requestAnimationFrame, cancelAnimationFrame: window.cancelAnimationFrame
-  };
-  window.setTimeout = function (fn, delay) {
-    var d = Number(delay) || 0;
-    if (typeof fn !== 'function' || d > 5000) return g.setTimeout.apply(window, arguments);
-    var rest = Array.prototype.slice.call(arguments, 2), id;
-    id = g.setTimeout.call(window, function () { g.timeouts.delete(id); return fn.apply(window, rest); }, d);
-    g.timeouts.set(id, performance.now() + d);
-    return id;
-  };
-  window.clearTimeout = function (id) { g.timeouts.delete(id); return g.clearTimeout.call(window, id); };
-  window.requestAnimationFrame = function (fn) {
-    var id = g.requestAnimationFrame.call(window, function (t) { g.frames.delete(id); return fn(t); });
-    g.frames.add(id);
-    return id;
-  };
-  window.cancelAnimationFrame = function (id) { g.frames.delete(id); return g.cancelAnimationFrame.call(window, id); };
-  new MutationObserver(function (records) {
-    for (var i = 0; i < records.length; i++) {
-      var r = records[i], el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
-      if (r.type === 'attributes' && /^data-wob_/.test(r.attributeName || '')) continue;
-      if (el && el.closest && el.closest('#reward-display, #sync-task-cover')) continue;
-      g.lastMutation = performance.now();
-      return;
-    }
-  }).observe(document.documentElement, {subtree: true, childList: true, attributes: true, characterData: true});
-}
-"""
-
-#: Async: resolves (with the milliseconds waited and whether the cap was hit)
-#: once no tracked timeout is due before the cap, no animation frame is
-#: pending, no finite CSS/Web animation or jQuery animation runs, and the DOM
-#: has not changed for ``quiet`` ms; or when ``cap`` ms have passed.
-_SETTLE_JS = (
-    _SETTLE_INSTALL_JS
-    + """
-var cap = arguments[0], quiet = arguments[1], done = arguments[arguments.length - 1];
-var g = window.__guirlSettle, start = performance.now();
-function busy(now) {
-  var deadline = start + cap;
-  for (var due of g.timeouts.values()) { if (due <= deadline) return 'timeout'; }
-  if (g.frames.size) return 'frame';
-  if (window.jQuery && jQuery.timers && jQuery.timers.length) return 'jquery';
-  if (document.getAnimations && document.getAnimations().some(function (a) {
-        if (a.playState !== 'running' && !a.pending) return false;
-        var end = a.effect ? a.effect.getComputedTiming().endTime : Infinity;
-        return isFinite(end);
-      })) return 'animation';
-  if (now - g.lastMutation < quiet) return 'mutation';
-  return null;
-}
-(function poll() {
-  var now = performance.now(), why = busy(now);
-  if (why === null || now - start >= cap) { done([now - start, why]); return; }
-  g.setTimeout.call(window, poll, 10);
-})();
-"""
 )
 
 
@@ -197,14 +137,17 @@ class MiniWoBEnv:
                 least this; ``None`` keeps the task's own (usually 10 s).
             settle_ms: a further fixed pause after each action (after settling).
             data_mode: MiniWoB data mode (``train`` / ``test``).
-            settle: after each action (and reset), wait until the page is
-                quiet before observing: no short ``setTimeout`` due (menus
-                that open 300 ms after typing), no animation frame pending,
-                no CSS / jQuery animation running (fades, expanding panels)
-                and no DOM change for ``settle_quiet_ms``; at most
-                ``settle_timeout_ms``. ``False`` observes right away.
+            settle: after each action (and reset), wait while the page has
+                work pending before observing: a short ``setTimeout`` due
+                (menus that open 300 ms after typing), an animation frame,
+                a CSS / jQuery animation running (fades, expanding panels),
+                an image loading, or a DOM change made by a timer or frame
+                callback less than ``settle_quiet_ms`` ago; at most
+                ``settle_timeout_ms``. Nothing pending: no wait.
+                ``False`` observes right away.
             settle_timeout_ms: the most one settle waits (ms).
-            settle_quiet_ms: how long the DOM must stay unchanged (ms).
+            settle_quiet_ms: how long the DOM must stay unchanged after an
+                asynchronous change (ms).
             chromium, chromedriver: executables (default: Debian's /usr/bin).
             oracle: fill ``valid_actions`` and ``info["advancing"]`` from the task's
                 scripted expert, where it has one (module docstring).
@@ -247,8 +190,7 @@ class MiniWoBEnv:
             self._episode_start = time.monotonic()
             settle = self._settle()
             obs, _ = self._observe()
-        if settle is not None:
-            obs.info["settle_ms"] = settle
+        obs.info.update(settle)
         self._expert(obs)
         return obs
 
@@ -267,8 +209,7 @@ class MiniWoBEnv:
             if self.settle_ms:
                 time.sleep(self.settle_ms / 1000)
             obs, meta = self._observe()
-        if settle is not None:
-            info["settle_ms"] = settle
+        info.update(settle)
         done = bool(meta["done"])
         raw_reward = float(meta["raw_reward"]) if done else 0.0
         info.update(
@@ -316,27 +257,36 @@ class MiniWoBEnv:
         self.task = task
         return instance
 
-    def _settle(self) -> float | None:
-        """Wait until the page is quiet (see ``settle``); the milliseconds waited, or None when off."""
+    def _settle(self) -> dict[str, Any]:
+        """Wait while the page has work pending (see ``settle``); what it waited, as ``info`` entries."""
         if not self.settle or self.settle_timeout_ms <= 0:
-            return None
+            return {}
         instance = self._instance
         assert instance is not None
-        waited, _ = instance.driver.execute_async_script(
+        waited, reason, capped = instance.driver.execute_async_script(
             _SETTLE_JS, float(self.settle_timeout_ms), float(self.settle_quiet_ms)
         )
-        return round(float(waited), 1)
+        info: dict[str, Any] = {"settle_ms": round(float(waited), 1)}
+        if reason:
+            info["settle_reason"] = str(reason)
+        if capped:
+            info["settle_capped"] = True
+        return info
 
     def _observe(self) -> tuple[Observation, dict[str, Any]]:
         """The current observation; once the episode is over, its final state (``info["final"]``)."""
         instance = self._instance
         assert instance is not None
         driver = instance.driver
-        utterance, dom, done, raw_reward, reason, cover_hidden = driver.execute_script(
+        utterance, dom, done, raw_reward, reason, cover_hidden, (plain, with_icons) = driver.execute_script(
             _OBSERVE_JS, instance.task_width, instance.task_height
         )
         if isinstance(utterance, dict):
             utterance = utterance["utterance"]
+        utterance = str(utterance)
+        miniwob_utterance = utterance
+        if utterance == plain and with_icons != plain:  # the query's text, less an icon it names (QUERY_JS)
+            utterance = with_icons
         try:
             screenshot = get_screenshot(
                 driver, instance.inner_width, instance.inner_height, instance.task_width, instance.task_height
@@ -347,9 +297,11 @@ class MiniWoBEnv:
         info: dict[str, Any] = {"task": self.task}
         if done:
             info["final"] = True
+        if utterance != miniwob_utterance:
+            info["utterance"] = miniwob_utterance
         obs = Observation(
             screenshot=screenshot,
-            instruction=str(utterance),
+            instruction=utterance,
             a11y=dom_to_a11y(dom, instance.task_width, instance.task_height),
             info=info,
         )

@@ -11,8 +11,13 @@ environment reports it in ``info["action_error"]`` and never crashes. The
 one exception: coordinates without a frame (``Action.frame`` never given)
 raise ``ValueError``, since pixels and 0-1 fractions cannot be told apart.
 
-Presses and releases come ``HOVER_PAUSE_S`` after the pointer reaches the
-point, so that hover styles are applied and both land on the same element.
+A press follows the move to its point at once: the hit test of the press
+applies the ``:hover`` styles the move brought, and the images those styles
+swap in (social-media's icons) are in the browser's memory cache, loaded
+with the page (:data:`PRELOAD_HOVER_IMAGES_JS`), so the target is laid out
+as the user sees it and press and release land on it. A drag pauses
+``HOVER_PAUSE_S`` before its press and its release (the drop target's hover
+state).
 """
 
 from __future__ import annotations
@@ -68,11 +73,44 @@ KEY_NAMES = {
 #: Wait actions sleep at most this long (seconds).
 MAX_WAIT_S = 5.0
 
-#: Pause between moving the pointer and pressing / releasing a button
-#: (seconds), so that what the hover moves (``:hover`` styles that swap the
-#: element under the pointer, hover images that load) is in place and the
-#: press and the release land on the same element.
+#: A drag's pause between moving the pointer and pressing / releasing
+#: (seconds), so that what the hover moves is in place (drag-and-drop handlers
+#: that track the pointer).
 HOVER_PAUSE_S = 0.05
+
+#: Async script run once per page load: loads every image that a ``:hover``,
+#: ``:active`` or ``:focus`` style rule of the page's readable style sheets
+#: swaps in (``content: url(...)``, backgrounds), so that the first hover of
+#: such an element does not lay it out anew while its image loads (a press
+#: at once after the move would then miss it). Answers how many it loaded;
+#: gives up after 2 s.
+PRELOAD_HOVER_IMAGES_JS = r"""
+var done = arguments[arguments.length - 1], urls = new Set();
+function scan(rules, base) {
+  for (var i = 0; i < rules.length; i++) {
+    var rule = rules[i];
+    if (rule.cssRules) scan(rule.cssRules, base);
+    if (!rule.style || !/:(hover|active|focus)/.test(rule.selectorText || '')) continue;
+    var re = /url\(\s*(['"]?)([^'")]+)\1\s*\)/g, m;
+    while ((m = re.exec(rule.style.cssText))) { try { urls.add(new URL(m[2], base).href); } catch (e) {} }
+  }
+}
+for (var s = 0; s < document.styleSheets.length; s++) {
+  var sheet = document.styleSheets[s];
+  try { scan(sheet.cssRules, sheet.href || document.baseURI); } catch (e) {}  // unreadable (file://) sheets
+}
+var pending = urls.size, keep = window.__guirlHoverImages = [], timer;
+function finish() { clearTimeout(timer); done(urls.size - pending); }
+if (!pending) { done(0); } else {
+  timer = setTimeout(finish, 2000);
+  urls.forEach(function (url) {
+    var img = new Image();
+    keep.push(img);
+    img.onload = img.onerror = function () { if (--pending === 0) finish(); };
+    img.src = url;
+  });
+}
+"""
 
 
 def webdriver_key(name: str) -> str | None:
@@ -159,8 +197,8 @@ def _pointer(kind: ActionType, point: tuple[float, float], action: Action, drive
     chain = ActionChains(driver, duration=0)
     pointer = chain.w3c_actions.pointer_action
     pointer.move_to_location(int(point[0]), int(point[1]))
-    if kind is not ActionType.MOVE:
-        pointer.pause(HOVER_PAUSE_S)  # let hover styles apply before the press
+    if kind in (ActionType.DRAG, ActionType.SWIPE):
+        pointer.pause(HOVER_PAUSE_S)
     if kind is ActionType.CLICK:
         pointer.click()
     elif kind is ActionType.DOUBLE_CLICK:

@@ -107,6 +107,44 @@ def focus_text(inputs: PolicyInput) -> Action:
     return _click(field, inputs.frame, "focus the text box")
 
 
+def _own_text(nodes: list[A11yNode], node: A11yNode) -> str:
+    """The node's text with the text runs directly under it (a menu item's label beside its icon)."""
+    runs = [n.text for n in nodes if n.parent == node.id and n.role == "text"]
+    return " ".join([node.text, *runs]).strip()
+
+
+def click_menu_2(inputs: PolicyInput) -> Action:
+    """'Click the "Menu" button, and then find and click on the item labeled "Prev".' or '... on the item with the
+    <span class="ui-icon ui-icon-stop"> icon.' (the icon as the environment writes it: its class names, which the
+    icon's a11y node carries). Opens the menu, hovers the submenu that holds the item, then clicks the item."""
+    nodes = _nodes(inputs)
+    icon = re.search(r'with the <\w+ class="([^"]+)"', inputs.instruction)
+    labeled = re.search(r'labeled "([^"]*)"', inputs.instruction)
+    if icon:
+        wanted = set(icon.group(1).split())
+        targets = [n for n in nodes if n.classes and wanted <= set(n.classes)]
+    elif labeled:
+        targets = [n for n in nodes if n.role == "div" and _own_text(nodes, n) == labeled.group(1)]
+    else:
+        raise ValueError(f"unexpected click-menu-2 instruction {inputs.instruction!r}")
+    targets = [n for n in targets if n.visible is not False]
+    if targets:
+        return _click(targets[0], inputs.frame, "click the menu item")
+    if not [n for n in nodes if n.role == "list" and "ui-menu" in (n.classes or ())]:
+        return _click(_button(nodes, "Menu"), inputs.frame, "open the menu")
+    by_id = {n.id: n for n in nodes}
+    closed = [  # items with a submenu caret whose submenu is not shown
+        by_id[n.parent]
+        for n in nodes
+        if "ui-menu-icon" in (n.classes or ())
+        and n.parent in by_id
+        and not any(m.role == "list" and m.parent == by_id[n.parent].parent for m in nodes)
+    ]
+    if not closed:
+        raise ValueError("click-menu-2: the item is not in the open menu")
+    return Action(type=ActionType.MOVE, point=centre(closed[0]), frame=inputs.frame, description="open the submenu")
+
+
 SCRIPTED_TASKS: dict[str, ScriptedPolicy] = {
     "click-button": click_button,
     "enter-text": enter_text,
@@ -114,6 +152,7 @@ SCRIPTED_TASKS: dict[str, ScriptedPolicy] = {
     "click-checkboxes": click_checkboxes,
     "click-dialog": click_dialog,
     "focus-text": focus_text,
+    "click-menu-2": click_menu_2,
 }
 
 
