@@ -186,6 +186,11 @@ def room_for_rl(policy, engine, steps: list, k: int, max_new_tokens: int, states
 
 
 def commit() -> str:
+    """The checkout's commit (``GUIRL_COMMIT`` when run from a snapshot copy of a commit)."""
+    import os
+
+    if os.environ.get("GUIRL_COMMIT"):
+        return os.environ["GUIRL_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
