@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,18 @@ from PIL import Image
 
 from guirl.actions.frames import Frame
 from guirl.actions.types import Action, ActionType, ParseFailure
-from guirl.eval.report import GOLD, PRED, ReportData, StepView, draw_actions, read_curves, render_report
+from guirl.eval import report as report_module
+from guirl.eval.report import (
+    GOLD,
+    PRED,
+    ReportData,
+    StepView,
+    draw_actions,
+    read_curves,
+    render_report,
+    rolling_mean,
+    smoothing_window,
+)
 
 SCREEN = Frame.screen(100, 200)
 GOLD_CLICK = Action(type=ActionType.CLICK, box=(10, 20, 50, 40), frame=SCREEN)
@@ -51,6 +63,64 @@ def test_read_curves_from_tensorboard_log(tmp_path):
     assert read_curves(tmp_path / "tb") == {"losses/total": [(0.0, 1.0), (5.0, 0.5), (10.0, 0.25)]}
     with pytest.raises(ValueError, match="no such metrics file"):
         read_curves(tmp_path / "missing.jsonl")
+
+
+def test_rolling_mean_is_trailing_and_starts_at_the_first_value():
+    assert rolling_mean([4.0, 2.0, 3.0, 1.0, 0.0, 2.0], 3) == pytest.approx([4.0, 3.0, 3.0, 2.0, 4 / 3, 1.0])
+    assert rolling_mean([1.0, 5.0], 1) == [1.0, 5.0]  # a window of one point is the raw curve
+    assert rolling_mean([1.0, 2.0], 10) == [1.0, 1.5]  # a window longer than the curve: the running mean
+    assert rolling_mean([], 3) == []
+    with pytest.raises(ValueError, match="at least 1 point"):
+        rolling_mean([1.0], 0)
+    assert [smoothing_window(n) for n in (1, 6, 100, 256, 10_000)] == [2, 2, 10, 25, 50]
+
+
+def _curve_data(html: str) -> dict[str, dict]:
+    """group -> the JSON series the report embeds beside each training-curve chart."""
+    found = re.findall(r'<script type="application/json" class="curve-data" data-group="([^"]+)">(.*?)</script>',
+                       html, flags=re.S)
+    return {group: json.loads(text) for group, text in found}
+
+
+def test_report_draws_a_rolling_mean_beside_the_raw_points(tmp_path, monkeypatch):
+    # a hand-made metrics list: rows of scalars and TensorBoard-style rows, out of step order
+    rows = [{"step": 2, "losses/total": 3.0}, {"step": 0, "losses/total": 4.0}, {"step": 1, "losses/total": 2.0},
+            {"step": 3, "losses/total": 1.0}, {"step": 5, "losses/total": 2.0}, {"step": 4, "losses/total": 0.0},
+            {"step": 3, "tag": "rewards/mean", "value": 0.6}, {"step": 1, "tag": "rewards/mean", "value": 0.2},
+            {"step": 2, "tag": "rewards/mean", "value": 0.4}, {"step": 0, "tag": "rewards/mean", "value": 0.0}]
+    curves = tmp_path / "metrics.jsonl"
+    curves.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    legends = {}
+    draw = report_module._fig_url
+
+    def keep_legend(fig):  # the chart is a PNG: read its legend before it is drawn
+        ax = fig.axes[0]
+        legend = ax.get_legend()
+        legends[ax.get_title()] = (legend.get_title().get_text(), [t.get_text() for t in legend.get_texts()])
+        return draw(fig)
+
+    monkeypatch.setattr(report_module, "_fig_url", keep_legend)
+    html = render_report(ReportData("curves", {}, curves_file=curves, curve_window=3), tmp_path / "r.html").read_text()
+    data = _curve_data(html)
+    assert set(data) == {"losses", "rewards"} and html.count('<img alt="losses"') == 1
+    losses = data["losses"]
+    assert losses["window"] == 3
+    assert losses["series"]["losses/total"]["step"] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert losses["series"]["losses/total"]["raw"] == [4.0, 2.0, 3.0, 1.0, 0.0, 2.0]
+    assert losses["series"]["losses/total"]["smoothed"] == pytest.approx([4.0, 3.0, 3.0, 2.0, 4 / 3, 1.0])
+    rewards = data["rewards"]["series"]["rewards/mean"]
+    assert rewards["raw"] == [0.0, 0.2, 0.4, 0.6]
+    assert rewards["smoothed"] == pytest.approx([0.0, 0.1, 0.2, 0.4])
+    assert legends["losses"] == ("lines: rolling mean, window 3 points", ["losses/total", "dots: raw values"])
+    assert legends["rewards"][0] == "lines: rolling mean, window 3 points"
+    assert "trailing rolling mean" in html
+
+    # without a window the report picks one from the curve's length (6 points: 2) and says so
+    legends.clear()
+    html = render_report(ReportData("curves", {}, curves_file=curves), tmp_path / "auto.html").read_text()
+    losses = _curve_data(html)["losses"]
+    assert losses["window"] == 2 and legends["losses"][0] == "lines: rolling mean, window 2 points"
+    assert losses["series"]["losses/total"]["smoothed"] == pytest.approx([4.0, 3.0, 2.5, 2.0, 0.5, 1.0])
 
 
 def _report(tmp_path: Path) -> Path:

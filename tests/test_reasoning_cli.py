@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from pathlib import Path
 
 import pytest
-import yaml
 from models_fixtures import tiny_model_dir
 
 from guirl.actions import Action, ActionType, format_action
@@ -144,9 +142,7 @@ def test_every_argument_has_help():
 def test_recipe_and_its_gpu_variant_load():
     cfg = load_config(SFTConfig, RECIPE)
     assert cfg.with_reasoning and cfg.optim.lr == 1e-3 and cfg.optim.warmup_ratio == 0.1
-    text = RECIPE.read_text()
-    gpu = text[text.index("# GPU variant"):].splitlines()[1:]
-    gpu_yaml = "\n".join(re.sub(r"^# ?", "", line) for line in gpu)
-    gpu_cfg = SFTConfig.model_validate(yaml.safe_load(gpu_yaml))
+    assert "recipes/gpu/reasoning_injection.yaml" in RECIPE.read_text()
+    gpu_cfg = load_config(SFTConfig, RECIPE.parent / "gpu" / "reasoning_injection.yaml")
     assert gpu_cfg.optim.lr == 2e-6 and gpu_cfg.optim.warmup_ratio == 0.1
-    assert gpu_cfg.batch_size * gpu_cfg.grad_accum == 32  # InfiGUI-R1 SFT batch 32
+    assert gpu_cfg.batch_size * gpu_cfg.grad_accum * 8 == 32  # InfiGUI-R1 SFT batch 32 on 8 processes

@@ -1,7 +1,9 @@
-"""Every shipped recipe loads into its trainer's config."""
+"""Every shipped recipe loads into its trainer's config: the tiny CPU recipes (recipes/*.yaml) and the untested
+GPU recipes with the papers' settings (recipes/gpu/*.yaml)."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 
@@ -11,11 +13,22 @@ import yaml
 from guirl.commands.train import METHODS, resolve_method
 from guirl.config import load_config
 
-RECIPES = sorted((Path(__file__).resolve().parents[1] / "recipes").glob("*.yaml"))
+ROOT = Path(__file__).resolve().parents[1]
+RECIPES = sorted((ROOT / "recipes").glob("*.yaml"))
+GPU_RECIPES = sorted((ROOT / "recipes" / "gpu").glob("*.yaml"))
+#: a GPU recipe's first line: how to launch it
+GPU_LAUNCH = re.compile(r"^# accelerate launch (.* )?-m guirl train (\w+) --config (recipes/gpu/\S+\.yaml)$")
 
 
 def test_there_are_recipes():
     assert {p.name for p in RECIPES} >= {"base_agent_tiny.yaml", "sft_tiny.yaml", "asft_tiny.yaml"}
+
+
+def test_there_are_gpu_recipes():
+    assert {p.name for p in GPU_RECIPES} >= {
+        "sft.yaml", "asft.yaml", "guilibra_kl_grpo_sngs.yaml", "reasoning_injection.yaml", "infigui_rloo.yaml",
+        "litegui_teacher.yaml", "litegui_opd.yaml", "litegui_mdgrpo.yaml", "litegui_sft_free.yaml",
+        "computersd.yaml", "computersd_analyzer.yaml", "ccpo_semi_online.yaml"}
 
 
 @pytest.mark.parametrize("path", RECIPES, ids=lambda p: p.name)
@@ -25,9 +38,81 @@ def test_recipe_loads(path):
     assert found, f"{path.name} must say how to run it ('guirl train <method> --config ...')"
     method = found.group(1)
     assert method in METHODS, f"{path.name}: unknown method {method!r}"
+    _check_recipe(method, path, text)
+
+
+@pytest.mark.parametrize("path", GPU_RECIPES, ids=lambda p: p.name)
+def test_gpu_recipe_loads(path, monkeypatch):
+    text = path.read_text()
+    lines = text.splitlines()
+    launch = GPU_LAUNCH.match(lines[0])
+    assert launch, f"{path.name}: the first line must be '# accelerate launch ... -m guirl train <method> --config " \
+                   f"recipes/gpu/{path.name}'"
+    method, named = launch.group(2), launch.group(3)
+    assert named == path.relative_to(ROOT).as_posix(), f"{path.name}: its first line runs {named}"
+    assert method in METHODS, f"{path.name}: unknown method {method!r}"
+    header = "\n".join(line for line in lines[:3] if line.startswith("#"))
+    assert "UNTESTED" in header, f"{path.name}: its top lines must say that it is untested"
+    monkeypatch.chdir(ROOT)  # a pipeline's stages name their recipes relative to the checkout
+    _check_recipe(method, path, text)
+
+
+@pytest.mark.parametrize("path", RECIPES + GPU_RECIPES, ids=lambda p: p.relative_to(ROOT / "recipes").as_posix())
+def test_recipe_links_exist(path):
+    """Every recipe a recipe's comments name exists: a tiny recipe's pointer to its GPU recipe, a GPU recipe's
+    CPU counterpart and the recipes of the stages before and after it."""
+    for named in re.findall(r"recipes/[\w/.-]+?\.yaml", path.read_text()):
+        if "accelerate/" not in named:
+            assert (ROOT / named).is_file(), f"{path.name} names {named}, which does not exist"
+
+
+def test_gpu_recipe_check_catches_an_unknown_field(tmp_path):
+    """The GPU recipe test fails on a misspelt field (the YAML loader alone drops unknown keys) and on an
+    invalid value."""
+    from guirl.config import ConfigError
+
+    text = (ROOT / "recipes" / "gpu" / "guilibra_kl_grpo_sngs.yaml").read_text()
+    bad = tmp_path / "typo.yaml"
+    bad.write_text(text.replace("top_p: 0.98", "topp: 0.98"))
+    with pytest.raises(AssertionError, match="topp missing"):
+        _check_recipe("grpo", bad, bad.read_text())
+    bad.write_text(text.replace("top_p: 0.98", "top_p: 1.5"))
+    with pytest.raises(ConfigError, match="top_p"):
+        _check_recipe("grpo", bad, bad.read_text())
+
+
+def _check_recipe(method: str, path: Path, text: str) -> None:
     cfg = load_config(resolve_method(METHODS[method][0]), path)
     # every value the recipe sets reaches the config (not dropped, not left at its default)
     _assert_applied(yaml.safe_load(text), cfg.model_dump(), path.name)
+    _assert_names_resolve(cfg, path.name)
+
+
+def _assert_names_resolve(cfg, where: str) -> None:
+    """The registered names a config holds exist and take the arguments it gives them: output format, dataset
+    format, rewards (and the judges they build), advantage estimator, analyzer; a pipeline's stages load."""
+    from guirl.actions.formats.registry import get_format
+    from guirl.algorithms.registry import get_adv_est
+    from guirl.data.adapters import ADAPTERS
+    from guirl.judges import make_judge
+    from guirl.rewards import make_reward
+
+    if getattr(cfg, "stages", None) and hasattr(cfg.stages[0], "config"):
+        from guirl.trainers.pipeline import stage_config
+
+        for stage in cfg.stages:
+            stage_config(stage)
+        return
+    if getattr(cfg, "format", None):
+        get_format(cfg.format)
+    data_format = getattr(cfg, "data_format", "guirl")
+    assert data_format in {"guirl", *ADAPTERS}, f"{where}: unknown data_format {data_format!r}"
+    for spec in getattr(cfg, "rewards", []):
+        make_reward(spec.name, **spec.kwargs)
+    if hasattr(cfg, "advantage"):
+        inspect.signature(get_adv_est(cfg.advantage)).bind_partial(**getattr(cfg, "advantage_kwargs", {}))
+    if getattr(cfg, "analyzer", None):
+        make_judge(cfg.analyzer, **cfg.analyzer_kwargs)
 
 
 def _assert_applied(written, loaded, where: str) -> None:

@@ -10,7 +10,11 @@ Training curves come from a metrics JSONL file - one JSON object per line,
 either ``{"step": 10, "losses/total": 0.5, "rewards/mean": 0.2}`` (a row of
 scalars) or TensorBoard-style ``{"step": 10, "tag": "losses/total",
 "value": 0.5}`` - or from a TensorBoard log directory / event file (read
-with tensorboard's ``EventAccumulator``).
+with tensorboard's ``EventAccumulator``). Each curve is drawn as its raw
+points with a trailing rolling mean through them (:func:`rolling_mean`; the
+window, in logged points, is stated in the chart's legend and chosen by
+:func:`smoothing_window` unless ``ReportData.curve_window`` sets it); the
+series behind every chart are embedded as JSON (``script.curve-data``).
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ class ReportData:
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     trajectories: dict[str, list[StepView]] = field(default_factory=dict)  # episode -> steps
     curves_file: str | Path | None = None
+    curve_window: int | None = None  # rolling-mean window of the training curves, in logged points (None: auto)
     notes: list[str] = field(default_factory=list)
 
 
@@ -197,22 +202,47 @@ def read_curves(path: str | Path) -> dict[str, list[tuple[float, float]]]:
     return dict(curves)
 
 
-def curve_charts(curves: dict[str, list[tuple[float, float]]]) -> list[tuple[str, str]]:
-    """One line chart per metric namespace (``losses/...``, ``rewards/...``)."""
+def smoothing_window(n: int) -> int:
+    """The rolling-mean window for a curve of ``n`` logged points: a tenth of them, at least 2 and at most 50."""
+    return max(2, min(50, n // 10))
+
+
+def rolling_mean(values: list[float], window: int) -> list[float]:
+    """Trailing rolling mean: point ``i`` is the mean of ``values[i - window + 1 .. i]`` (of the ``i + 1`` values
+    so far while fewer than ``window`` exist), so the curve starts at the first value and lags the raw one."""
+    if window < 1:
+        raise ValueError(f"the rolling-mean window must be at least 1 point, got {window}")
+    return [math.fsum(values[max(0, i - window + 1) : i + 1]) / min(i + 1, window) for i in range(len(values))]
+
+
+def curve_charts(curves: dict[str, list[tuple[float, float]]], window: int | None = None) -> list[dict[str, Any]]:
+    """One line chart per metric namespace (``losses/...``, ``rewards/...``): each metric's raw points and
+    their rolling mean (``window`` points; None: :func:`smoothing_window` of the namespace's longest curve).
+    Each chart is ``{"name", "url", "data": {"window", "series": {tag: {"step", "raw", "smoothed"}}}}``."""
     groups: dict[str, list[str]] = defaultdict(list)
     for tag in sorted(curves):
         groups[tag.split("/", 1)[0] if "/" in tag else "metrics"].append(tag)
     charts = []
     for group, tags in groups.items():
+        w = window if window is not None else smoothing_window(max(len(curves[tag]) for tag in tags))
         fig, ax = plt.subplots(figsize=(4.8, 2.8), dpi=90)
-        for tag in tags:
+        series: dict[str, dict[str, list[float]]] = {}
+        for i, tag in enumerate(tags):
             points = sorted(curves[tag])
-            ax.plot([p[0] for p in points], [p[1] for p in points], label=tag, linewidth=1.4)
+            steps, raw = [p[0] for p in points], [p[1] for p in points]
+            smoothed = rolling_mean(raw, w)
+            series[tag] = {"step": steps, "raw": raw, "smoothed": smoothed}
+            colour = f"C{i % 10}"
+            ax.plot(steps, raw, linestyle="none", marker="o", markersize=2.5, alpha=0.35, color=colour)
+            ax.plot(steps, smoothed, color=colour, linewidth=1.6, label=tag)
+        handles, labels = ax.get_legend_handles_labels()
+        handles.append(plt.Line2D([], [], linestyle="none", marker="o", markersize=3, alpha=0.5, color="grey"))
+        labels.append("dots: raw values")
         ax.set_xlabel("step", fontsize=8)
         ax.set_title(group, fontsize=10)
-        ax.legend(fontsize=7)
+        ax.legend(handles, labels, fontsize=7, title=f"lines: rolling mean, window {w} points", title_fontsize=7)
         ax.grid(alpha=0.3)
-        charts.append((group, _fig_url(fig)))
+        charts.append({"name": group, "url": _fig_url(fig), "data": {"window": w, "series": series}})
     return charts
 
 
@@ -259,7 +289,7 @@ def render_report(data: ReportData, out: str | Path) -> Path:
         metric_groups=_metric_groups(data.metrics),
         charts=[(name, bar_chart(name, values)) for name, values in data.breakdowns.items() if values],
         tables=data.tables,
-        curves=curve_charts(read_curves(data.curves_file)) if data.curves_file else [],
+        curves=curve_charts(read_curves(data.curves_file), data.curve_window) if data.curves_file else [],
         trajectories=trajectories,
         notes=data.notes,
         metrics_json=json.dumps(data.metrics, indent=1, sort_keys=True),
