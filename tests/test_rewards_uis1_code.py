@@ -361,12 +361,11 @@ def test_swipe_with_path_and_direction_reads_the_direction():
     right = {"action": "swipe", "coordinate": [500, 500], "coordinate2": [500, 750], "direction": "right"}
     assert on_check(right, out({"action": "swipe", "coordinate": [500, 500], "coordinate2": [500, 750]})) == (
         pytest.approx(0.55))
-    # guirl's reader refuses that record: its path and direction disagree
-    from guirl.data.adapters import AdapterError
+    # guirl's reader keeps that record and reads the path (content moves up: the finger goes down)
     from guirl.data.adapters.androidcontrol_actions import mobile_use_actions
 
-    with pytest.raises(AdapterError, match="disagrees"):
-        mobile_use_actions(right, {}, (1000, 1000), "uis1", Path("eval.jsonl"), "step 0")
+    (action, *_) = mobile_use_actions(right, {}, (1000, 1000), "uis1", Path("eval.jsonl"), "step 0")
+    assert action.direction == "up" and action.end_point == (500, 750)
 
 
 def test_harmful_and_neutral_annotations():

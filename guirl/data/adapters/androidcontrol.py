@@ -67,7 +67,8 @@ the same way (all 1,211 swipes of the released file: ``down`` = finger
 up, ``right`` = finger right). So the finger path gives guirl's direction
 (finger up -> ``down``; finger right -> ``left``); decided on the main axis
 in coordinates normalised by the image size, as ``predict_direction``
-does; a ``direction`` that disagrees with the path is an error.
+does; where a ``direction`` disagrees with the path, guirl reads the path (the
+authors' scoring mode reads the direction from ``extra["authors_check"]``).
 Departure: the active UI-S1 evaluator accepts any swipe (use
 ``direction_rule="any"`` to reproduce it). Note that on the horizontal axis
 this reading is the reverse of the ``tfrecord`` reading of the same

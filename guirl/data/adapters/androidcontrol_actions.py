@@ -195,11 +195,8 @@ def _swipe(check: dict, pam: dict, size: tuple[int, int], reading: str, file: Pa
     if start is not None and end is not None:
         width, height = size  # predict_direction runs on coordinates normalised by the image size
         from_path = direction_from_finger((start[0] / width, start[1] / height), (end[0] / width, end[1] / height))
-    if from_dir and from_path and from_dir != from_path:
-        raise record_error(
-            file, where, f"swipe path {list(start)} -> {list(end)} (content moves {from_path}) disagrees with "
-            f"direction {raw_dir!r} (UI-S1 reads it as content {from_dir}: up/down kept, left/right reversed)"
-        )
+    # a direction that disagrees with the path: guirl reads the path (the action performed); the authors' code
+    # reads the direction, and their scoring mode (uis1_step mode="code") does, from extra["authors_check"]
     direction = from_path or from_dir
     if direction is None:
         raise record_error(file, where, "swipe needs 'coordinate' and 'coordinate2' (pixels) or a 'direction'")
