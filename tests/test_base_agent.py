@@ -3,7 +3,7 @@
 It was trained from scratch by ``guirl train curriculum --config
 recipes/base_agent_tiny.yaml`` on seed-0 data; here it meets screens of seed 7
 it never saw. Measured on 120 such screens it grounds about half of them (see
-README); a uniformly random click hits the target on about a tenth. The bar
+docs/experiments.md); a uniformly random click hits the target on about a tenth. The bar
 below sits well under the measured score and well over chance.
 """
 
@@ -18,7 +18,7 @@ import torch
 from guirl.actions import Action, ActionType, Frame
 from guirl.data import read_episodes
 from guirl.envs.sim import generate_dataset
-from guirl.eval.offline import match_action
+from guirl.matching.step import match_action
 from guirl.models.load import load_policy
 from guirl.trainers.sft import SFTConfig, heldout_step_metrics
 

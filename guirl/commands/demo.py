@@ -25,7 +25,7 @@ from PIL import Image, ImageDraw
 if TYPE_CHECKING:
     from guirl.actions import Action, ParseFailure
 
-#: The tiny base agent kept in the repository (see README, "The tiny base agent").
+#: The tiny base agent kept in the repository (see docs/experiments.md, "The tiny base agent").
 SHIPPED_AGENT = Path(__file__).resolve().parents[2] / "checkpoints" / "base-agent-tiny"
 
 
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
     from transformers.utils import logging as hf_logging
 
-    from guirl.eval.offline import match_action
+    from guirl.matching.step import match_action
     from guirl.models.build import build_model_dir
     from guirl.models.generate import generate_actions
     from guirl.models.load import load_policy

@@ -90,7 +90,7 @@ def _data_args(p: argparse.ArgumentParser) -> None:
 
 
 def _policy_args(p: argparse.ArgumentParser) -> None:
-    from guirl.eval.matching import MATCH_RULES
+    from guirl.matching.rules import MATCH_RULES
 
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--policy", help="'package.module:callable' taking a PolicyInput, returning text or an Action")
@@ -110,7 +110,7 @@ def _grounding(sub) -> None:
 
 
 def _offline(sub) -> None:
-    from guirl.eval.offline import DIRECTION_RULES, VALUE_RULES
+    from guirl.matching.step import DIRECTION_RULES, VALUE_RULES
 
     p = sub.add_parser("offline", help="offline step metrics: TM, GR, SR, Pass@1 / Pass@k, Mind2Web metrics")
     _data_args(p)
@@ -125,7 +125,9 @@ def _offline(sub) -> None:
     p.add_argument("--k", type=int, default=None, help="k of Pass@k (default: --samples)")
     p.add_argument("--temperature", type=float, default=1.0, help="model temperature of the Pass@k samples")
     p.add_argument("--mind2web", action="store_true", default=None, help="also report Mind2Web Ele.Acc/Op.F1/Step SR")
-    p.add_argument("--history-steps", type=int, default=3, help="recorded previous steps shown to the policy (nAO)")
+    p.add_argument("--history-steps", type=int, default=None,
+                   help="recorded previous steps shown to the policy (default: the history window it was trained "
+                   "with, from its guirl_prompt.json)")
     p.set_defaults(func=run_offline_cmd)
 
 
@@ -180,6 +182,8 @@ def run_offline_cmd(args: argparse.Namespace) -> int:
     check_out_dir(args.out)
     episodes, root = load_cli_data(args)
     policy, sampler = build_policies(args, args.temperature)
+    if args.history_steps is None:  # prompt the model as it was trained
+        args.history_steps = policy.model.prompt.history_window
     results, report = run_offline(
         episodes, root, policy, args.format, args.rule, args.value_rule, sampler, args.samples, args.k, args.seed,
         args.viewer_limit, args.limit, args.curves, args.mind2web, args.history_steps, args.direction_rule,

@@ -1,6 +1,6 @@
 """``guirl rl-demo``: post-train the shipped base agent with RL on the built-in world, before vs after.
 
-The README's main job (``make demo``). It starts from ``checkpoints/base-agent-tiny``, generates
+The main job of the README's set-up (``make demo``). It starts from ``checkpoints/base-agent-tiny``, generates
 built-in-world data (training states of data seed 3; held-out multi-step steps of seed 7, which
 neither the base agent nor this run trained on), measures held-out step success greedily, runs a
 GRPO-family recipe (``recipes/guilibra_kl_grpo_sngs_tiny.yaml`` by default, ``--config`` any other;

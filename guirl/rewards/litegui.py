@@ -17,6 +17,7 @@ from typing import Any
 
 from guirl.actions import Action, ActionType, Frame, ParseFailure
 from guirl.actions.formats._common import iter_json_objects
+from guirl.matching.text import normalise_text, words
 from guirl.rewards.base import (
     Reward,
     RewardOutput,
@@ -27,7 +28,7 @@ from guirl.rewards.base import (
     screen_frames,
     valid_actions_column,
 )
-from guirl.rewards.matching import action_point, box_in_frame, distance_to_box, normalize_text, point_in_frame, words
+from guirl.rewards.matching import action_point, box_in_frame, distance_to_box, point_in_frame
 
 
 def position_score(
@@ -103,7 +104,7 @@ def value_score(pred: Action, gt: Action) -> float:
     if gt.keys is not None:
         pk, gk = set(pred.keys or ()), set(gt.keys)
         return 1.0 if pk == gk else (0.5 if pk & gk else 0.0)
-    p, g = normalize_text(pred.text), normalize_text(gt.text)
+    p, g = normalise_text(pred.text), normalise_text(gt.text)
     if p == g:
         return 1.0
     if p and g and (p in g or g in p or set(words(p)) & set(words(g))):
@@ -152,7 +153,7 @@ def phi_gui(
     ``gate_on_type`` (guirl's option, off = the paper): a wrong action type scores 0 instead of
     its position and value credit. The paper's sum pays a CLICK on the field of a TYPE step
     1/3 and on the target of a DOUBLE_CLICK 1/2. (On the tiny base agent RL drifted to
-    clicking with either form: README, "RL on recorded steps: learning".)
+    clicking with either form: docs/experiments.md, "RL on recorded steps: learning".)
     """
     if not pred:
         return 0.0
