@@ -167,9 +167,10 @@ def episode_success(policy, engine, data: Path, episodes: int, max_new_tokens: i
 
 def room_for_rl(policy, engine, steps: list, k: int, max_new_tokens: int, states: int = 200) -> dict:
     """Greedy success and pass@k (k samples at temperature 1) on ``states`` training states."""
-    from guirl.eval.steps import evaluate_steps, recorded_prompt
+    from guirl.eval.steps import evaluate_steps
     from guirl.rewards import columns_for, make_reward, reward_columns
     from guirl.rollout.engine import SamplingParams
+    from guirl.rollout.history import recorded_prompt
 
     steps = random.Random(0).sample(steps, min(states, len(steps)))
     greedy = evaluate_steps(engine, policy.prompt, policy.frame_for, steps, max_new_tokens)["eval/step_success"]

@@ -81,10 +81,10 @@ def recorded_tokens(preset: str, n: int, casc: str, data: Path, episodes: int) -
     """Prompt tokens of every step of the first ``episodes`` recorded trajectories with their expert history
     (no model: the prompts SFT and evaluation build; CASC's ROI from the annotated points only)."""
     from guirl.data.io import read_episodes
-    from guirl.eval.steps import recorded_prompt
     from guirl.models.prompts import PromptSpec
     from guirl.models.scoring import encode_prompt
     from guirl.rollout.casc import image_tokens
+    from guirl.rollout.history import recorded_prompt
 
     policy = _policy()
     spec = PromptSpec(fmt=policy.prompt.fmt, style=policy.prompt.style, history_window=n, history_images=n, casc=casc)

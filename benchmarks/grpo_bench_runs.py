@@ -109,7 +109,7 @@ def trl_dataset(policy, states, order: list[int]):
     """TRL's conversational image dataset (``prompt`` messages, ``images``) + the state index for the reward."""
     from datasets import Dataset
 
-    from guirl.eval.steps import recorded_prompt
+    from guirl.rollout.history import recorded_prompt
 
     rows = []
     for i in order:
@@ -155,9 +155,9 @@ def trl_run(spec: dict[str, Any]) -> dict[str, Any]:
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from guirl.eval.steps import recorded_prompt
     from guirl.models.load import load_policy
     from guirl.models.scoring import encode_prompt
+    from guirl.rollout.history import recorded_prompt
     from guirl.trainers.rl_common import load_states
 
     torch.set_num_threads(spec["threads"])

@@ -104,7 +104,7 @@ def load_bench_policy(args):
 
 def bench_prompts(policy, states, count: int, seed: int):
     """The first ``count`` states guirl's GRPO run draws, as prompts."""
-    from guirl.eval.steps import recorded_prompt
+    from guirl.rollout.history import recorded_prompt
 
     picked = [states[i] for i in state_order(len(states), seed, count)]
     return [recorded_prompt(policy.prompt, policy.frame_for, s.episode, s.step, s.root)[0] for s in picked]

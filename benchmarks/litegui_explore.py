@@ -8,7 +8,7 @@ trajectories and scores the candidates against the oracle's A*_t:
   not match (``match_action(recorded, [a])`` fails), i.e. what exploration
   could add;
 - **recall**: share of those extra A*_t elements that some sampled candidate
-  matches (:func:`guirl.eval.offline.match_action`);
+  matches (:func:`guirl.matching.step.match_action`);
 - **precision**: share of de-duplicated sampled candidates (those distinct
   from the recorded action) that are valid (``oracle_label``); also by the
   world's judge (``is_advancing``: leads where a valid action leads);
@@ -38,7 +38,7 @@ import torch  # noqa: E402
 
 from guirl.data import read_episodes  # noqa: E402
 from guirl.datagen.explore import ExploreConfig, explore  # noqa: E402
-from guirl.eval.offline import match_action  # noqa: E402
+from guirl.matching.step import match_action  # noqa: E402
 from guirl.models.load import load_policy  # noqa: E402
 from guirl.rollout.hf_engine import HFEngine  # noqa: E402
 

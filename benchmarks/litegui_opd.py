@@ -125,14 +125,14 @@ def teacher_divergence(teacher: Path, splits: dict[str, list], samples: int = 4,
     import torch
 
     from guirl.actions import Frame, parse_action
-    from guirl.eval.offline import match_action
-    from guirl.eval.steps import recorded_prompt
+    from guirl.matching.step import match_action
     from guirl.models.guidance import Guidance
     from guirl.models.load import load_policy
     from guirl.models.prompts import written_action
     from guirl.models.scoring import score_completions
     from guirl.rollout.engine import SamplingParams
     from guirl.rollout.hf_engine import HFEngine
+    from guirl.rollout.history import recorded_prompt
 
     student, guided = load_policy(ROOT / "checkpoints" / "base-agent-tiny"), load_policy(teacher)
     engine, tok, spec = HFEngine.from_policy(student), student.processor.tokenizer, student.prompt

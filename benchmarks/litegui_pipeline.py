@@ -163,7 +163,7 @@ def oracle_labels(args: argparse.Namespace) -> dict[str, bool]:
     """The simulated annotator's mark of every candidate: True iff it matches a hidden valid action."""
     from guirl.data.io import read_episodes
     from guirl.datagen.verify_app.loader import load_project
-    from guirl.eval.offline import match_action
+    from guirl.matching.step import match_action
 
     hidden = hidden_valid_actions(args)
     a11y = {(e.id, s.index): s.a11y for e in read_episodes(args.root / "pool" / "episodes.jsonl", check_images=False)
@@ -210,7 +210,7 @@ def stage_verify(args: argparse.Namespace) -> None:
 def astar_recovery(args: argparse.Namespace) -> dict:
     """How much of the oracle's A*_t the verified pool holds beyond the executed action (multi-solution steps)."""
     from guirl.data.io import read_episodes
-    from guirl.eval.offline import match_action
+    from guirl.matching.step import match_action
 
     verified = {(e.id, s.index): s for e in read_episodes(args.root / "explore" / "verified.jsonl",
                                                            check_images=False) for s in e.steps}

@@ -70,9 +70,9 @@ def unchanged_outputs(rows: list[tuple[str, int, object, str]]) -> dict[str, flo
 def sampled(policy, engine, steps: list, k: int, greedy_ok: list[bool]) -> str:
     """K samples per step at T=1, scored by the ``step_match`` reward (the held-out metric) on the columns the
     RL trainers build."""
-    from guirl.eval.steps import recorded_prompt
     from guirl.rewards import columns_for, make_reward, reward_columns
     from guirl.rollout.engine import SamplingParams
+    from guirl.rollout.history import recorded_prompt
 
     prompts = [recorded_prompt(policy.prompt, policy.frame_for, ep, st, root) for ep, st, root in steps]
     outputs = engine.generate([p for p, _ in prompts], SamplingParams(n=k, temperature=1.0, max_new_tokens=80, seed=1))

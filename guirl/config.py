@@ -8,6 +8,7 @@ valid ones, so a typo never silently falls back to a default.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,9 +36,39 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return key.split("."), value
 
 
+def upgrade_deprecated(model: type[BaseModel], data: Any) -> Any:
+    """``data`` (a config mapping) with the deprecated spellings ``model`` declares replaced by today's, each with a
+    ``DeprecationWarning``: field names (``DEPRECATED_FIELDS``: old -> new) and values (``DEPRECATED_VALUES``:
+    field -> {old -> new}). For a ``model_validator(mode="before")``; kept for one release."""
+    fields: dict[str, str] = getattr(model, "DEPRECATED_FIELDS", {})
+    values: dict[str, dict[str, str]] = getattr(model, "DEPRECATED_VALUES", {})
+    if not isinstance(data, dict) or not (fields or values):
+        return data
+    data = dict(data)
+    for old, new in fields.items():
+        if old in data:
+            if new in data:
+                raise ValueError(f"{old!r} is the deprecated name of {new!r}; set only {new!r}")
+            warnings.warn(f"config field {old!r} is deprecated; use {new!r}", DeprecationWarning, stacklevel=2)
+            data[new] = data.pop(old)
+    for name, renames in values.items():
+        value = data.get(name)
+        if isinstance(value, str) and value in renames:
+            warnings.warn(f"{name}={value!r} is deprecated; use {name}={renames[value]!r}", DeprecationWarning,
+                          stacklevel=2)
+            data[name] = renames[value]
+    return data
+
+
 def _set_path(data: dict, keys: list[str], value: Any, model: type[BaseModel], original: str) -> None:
     node, cls = data, model
     for depth, key in enumerate(keys):
+        if cls is not None and key in getattr(cls, "DEPRECATED_FIELDS", {}):
+            key = cls.DEPRECATED_FIELDS[key]
+            warnings.warn(f"override {original!r}: {keys[depth]!r} is deprecated; use {key!r}", DeprecationWarning,
+                          stacklevel=2)
+            if depth == len(keys) - 1:
+                node.pop(keys[depth], None)  # the override replaces the file's value under its old name
         fields = cls.model_fields if cls is not None else None
         if fields is not None and key not in fields:
             where = ".".join(keys[:depth]) or "the top level"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from guirl.actions.names import normalize_action_name, normalize_key, resolve_action_name, split_key_combo
+from guirl.actions.names import normalise_action_name, normalise_key, resolve_action_name, split_key_combo
 from guirl.actions.types import ActionType as T
 
 SPELLINGS = {
@@ -37,7 +37,7 @@ SPELLINGS = {
 
 @pytest.mark.parametrize(("expected", "spelling"), [(t, s) for t, names in SPELLINGS.items() for s in names])
 def test_every_spelling_maps_to_its_type(expected: T, spelling: str) -> None:
-    assert normalize_action_name(spelling) is expected
+    assert normalise_action_name(spelling) is expected
 
 
 def test_every_action_type_has_a_spelling() -> None:
@@ -55,7 +55,7 @@ def test_names_imply_direction_and_status() -> None:
 
 @pytest.mark.parametrize("garbage", ["", "fly", "clickk", None, 3, ["click"], "x" * 1000, "scroll_diagonal"])
 def test_unknown_names_give_none(garbage: object) -> None:
-    assert normalize_action_name(garbage) is None
+    assert normalise_action_name(garbage) is None
 
 
 @pytest.mark.parametrize(
@@ -70,7 +70,7 @@ def test_unknown_names_give_none(garbage: object) -> None:
     ],
 )
 def test_key_names(raw: str, canonical: str) -> None:
-    assert normalize_key(raw) == canonical
+    assert normalise_key(raw) == canonical
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from PIL import Image
 
 from guirl.actions.types import Action, ActionType
 from guirl.data.adapters import AdapterError, load_public
-from guirl.eval.offline import match_action
+from guirl.matching.step import match_action
 
 W, H = 108, 240
 FIX = Path(__file__).parent / "fixtures" / "datasets"

@@ -72,7 +72,7 @@ def test_androidcontrol_type_action(tmp_path):
 
 def test_androidcontrol_ui_elements_and_infigui_rule():
     from guirl.actions.types import Action
-    from guirl.eval.offline import match_action
+    from guirl.matching.step import match_action
 
     (ep,) = load_public("androidcontrol", FIX / "androidcontrol" / "episodes.jsonl")
     step = ep.steps[2]

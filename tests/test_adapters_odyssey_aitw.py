@@ -18,7 +18,7 @@ from guirl.actions.types import Action, ActionType
 from guirl.data.adapters import AdapterError, load_public
 from guirl.data.adapters.aitw import load_aitw
 from guirl.data.adapters.odyssey import load_gui_odyssey
-from guirl.eval.offline import match_action
+from guirl.matching.step import match_action
 
 W, H = 108, 192
 

@@ -212,3 +212,33 @@ def test_opsd_without_judge_direction_is_seed_loss():
     # s = 0 stays masked
     loss, _ = value_gated_opsd_loss(logp.detach(), priv, torch.tensor([0.0, -1.0]), mask, judge_direction=False)
     assert float(loss) == pytest.approx(_sig(5), abs=1e-6)
+
+
+def test_distillation_opsd_and_sft_losses_are_registered_by_one_vocabulary():
+    from guirl.algorithms import (
+        available_distill_losses,
+        available_opsd_losses,
+        available_sft_losses,
+        bucket_reverse_kl_loss,
+        gated_bucket_kl_loss,
+        get_distill_loss,
+        get_opsd_loss,
+        reverse_kl_topk_tail,
+    )
+
+    assert available_distill_losses() == ["full_vocab", "sampled_token", "topk"]
+    assert available_opsd_losses() == ["sampled_token", "topk"]  # the same names as OPD's
+    assert available_sft_losses() == ["weighted_ce"]
+    assert get_distill_loss("sampled_token") is reverse_kl_sampled_token
+    assert get_distill_loss("topk") is bucket_reverse_kl_loss and get_opsd_loss("topk") is gated_bucket_kl_loss
+    assert get_opsd_loss("sampled_token") is value_gated_opsd_loss
+    with pytest.raises(KeyError, match="sampled_token"):
+        get_distill_loss("sampled")
+    # the registered top-k loss on gathered log-probs is the top-k-plus-tail KL of the logits
+    torch.manual_seed(0)
+    s, t, mask = torch.randn(2, 3, 11), torch.randn(2, 3, 11), torch.ones(2, 3)
+    log_p, log_q = s.log_softmax(-1), t.log_softmax(-1)
+    ids = log_q.topk(4, -1).indices
+    got, _ = bucket_reverse_kl_loss(log_p.gather(-1, ids), log_q.gather(-1, ids), mask)
+    want, _ = reverse_kl_topk_tail(s, t, mask, k=4)
+    assert float(got) == pytest.approx(float(want), abs=1e-6)

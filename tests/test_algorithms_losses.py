@@ -11,7 +11,7 @@ from guirl.algorithms import (
     AGGREGATION_MODES,
     aggregate_loss,
     available_policy_losses,
-    batch_normalizers,
+    batch_normalisers,
     clipped_surrogate_loss,
     get_policy_loss,
     kl_estimate,
@@ -127,7 +127,7 @@ def test_loss_and_gradient_invariant_to_micro_batching(mode, level):
 
     def run(micro: int):
         params = logp.clone().requires_grad_(True)
-        n_tok, n_seq = batch_normalizers([mask[i : i + micro] for i in range(0, len(mask), micro)])
+        n_tok, n_seq = batch_normalisers([mask[i : i + micro] for i in range(0, len(mask), micro)])
         total = torch.zeros((), dtype=torch.float64)
         for i in range(0, len(mask), micro):  # gradient accumulation: backward per micro-batch, no rescaling
             sl = slice(i, i + micro)

@@ -92,7 +92,7 @@ def test_weighted_ce_invariant_to_micro_batching():
         total = 0.0
         for i in range(0, 6, micro):
             loss, _ = weighted_cross_entropy(
-                params[i : i + micro], labels[i : i + micro], weights[i : i + micro], normalizer=total_w
+                params[i : i + micro], labels[i : i + micro], weights[i : i + micro], normaliser=total_w
             )
             loss.backward()
             total += float(loss)

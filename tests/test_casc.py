@@ -21,11 +21,11 @@ from guirl.rollout.casc import (
     crop_caption,
     crop_image,
     image_tokens,
-    roi_box,
     roi_from,
     window_captions,
 )
-from guirl.rollout.history import ImageCrop, PastStep, WindowHistory
+from guirl.rollout.casc_roi import roi_box
+from guirl.rollout.window import ImageCrop, PastStep, WindowHistory
 
 PHONE = (1080, 2400)
 PHONE_FRAME = Frame.screen(*PHONE)

@@ -193,7 +193,8 @@ def test_train_methods_take_hyphens_and_underscores(spelling, method):
 
 
 def test_recipe_hints_come_from_each_recipes_own_first_line(capsys):
-    from guirl.commands.train import METHODS, recipes_by_method
+    from guirl.commands.train import recipes_by_method
+    from guirl.trainers.methods import METHODS
 
     found = recipes_by_method()
     assert set(found) == set(METHODS), "every method has a recipe that runs it"

@@ -165,7 +165,7 @@ def test_a_crashing_environment_loses_only_its_episode(agent):
 
 
 def test_pool_slots_play_the_same_episodes_as_local_environments(agent):
-    from guirl.envs.pool import make_pool
+    from guirl.envs.backends import make_pool
     from guirl.rollout.online import PoolSlots
 
     policy, engine = agent
@@ -283,7 +283,7 @@ def test_loss_is_grpo_plus_lambda_opsd(agent):
     assert float((full - grpo).detach()) == pytest.approx(0.5 * m_full["opsd/loss"], rel=1e-4, abs=1e-6)
     assert isinstance(samples[0], Sample)
     # the code's top-k + tail form, from the k privileged log-probs per token kept at rescoring
-    top = cfg.model_copy(update={"opsd_loss": "topk", "opsd_topk": 5})
+    top = cfg.model_copy(update={"opsd_loss": "topk", "opsd_top_k": 5})
     method = ComputerSD(top, policy)
     batch = method.rescore(policy.model, method.analyze(
         method.rollout(engine, EnvSlots(lambda: SimEnv(preset="coarse")), [("desktop.open_file", 4)], 0, seed=2)))
@@ -408,3 +408,20 @@ def test_training_scores_exactly_the_rollout_tokens_under_the_rollout_prompt(age
         out = score_samples(policy.model.eval(), policy.processor, samples, 1.0)
     for i, s in enumerate(samples):
         assert out.logprobs[i, : s.num_tokens].tolist() == pytest.approx(s.behaviour_logprobs, abs=2e-4)
+
+
+def test_deprecated_opsd_spellings_are_accepted_with_a_warning(tmp_path):
+    # one vocabulary with OPD: opsd_loss sampled -> sampled_token, opsd_topk -> opsd_top_k (old names kept one release)
+    from guirl.config import load_config
+    from guirl.trainers.computersd import ComputerSDConfig
+
+    with pytest.warns(DeprecationWarning, match="opsd_topk"):
+        cfg = ComputerSDConfig(opsd_loss="sampled", opsd_topk=7)
+    assert (cfg.opsd_loss, cfg.opsd_top_k) == ("sampled_token", 7)
+    recipe = tmp_path / "old.yaml"
+    recipe.write_text("opsd_loss: sampled\nopsd_topk: 9\n")
+    with pytest.warns(DeprecationWarning):
+        cfg = load_config(ComputerSDConfig, recipe, ["opsd_topk=11"])
+    assert (cfg.opsd_loss, cfg.opsd_top_k) == ("sampled_token", 11)
+    with pytest.raises(ValueError, match="set only"):
+        ComputerSDConfig(opsd_topk=3, opsd_top_k=4)

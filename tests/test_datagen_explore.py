@@ -29,7 +29,7 @@ from guirl.datagen.explore import (
     write_exploration,
 )
 from guirl.envs.sim import generate_dataset
-from guirl.eval.offline import match_action
+from guirl.matching.step import match_action
 
 SIZE = (1000, 800)  # tolerance 0.04 x max(W, H) = 40 px
 PX = Frame.screen(*SIZE)

@@ -15,11 +15,12 @@ from guirl.actions.frames import Frame
 from guirl.actions.types import Action, ActionType, ParseFailure
 from guirl.data.schema import A11yNode, Episode, ImageRef, Step
 from guirl.eval.grounding import evaluate_grounding
-from guirl.eval.matching import MATCH_RULES, get_rule, point_matches
 from guirl.eval.mind2web import evaluate_mind2web, f1_operation_string, operation_string
-from guirl.eval.offline import evaluate_offline, match_action
+from guirl.eval.offline import evaluate_offline
 from guirl.eval.stats import pass_at_k, success_rate, wilson_interval
-from guirl.eval.text import anls_match, guilibra_f1, levenshtein, token_f1
+from guirl.matching.rules import MATCH_RULES, get_rule, point_matches
+from guirl.matching.step import match_action
+from guirl.matching.text import anls_match, guilibra_f1, levenshtein, token_f1
 
 SCREEN = (1000, 2000)
 BOX = (100.0, 100.0, 200.0, 200.0)
@@ -392,7 +393,7 @@ def test_box_rules_are_nested(x1, y1, w, h, px, py):
 
 
 def test_uir1_rule_is_a_strict_radius_of_the_shorter_side():
-    from guirl.eval.matching import point_matches
+    from guirl.matching.rules import point_matches
 
     # 1080 x 2400: radius 0.14 * 1080 = 151.2 px, the same across and down (no box)
     kw = {"target_box": None, "target_point": (500.0, 1000.0), "screen_size": (1080, 2400), "rule": "uir1"}

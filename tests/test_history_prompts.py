@@ -11,11 +11,11 @@ from PIL import Image
 from guirl.actions import Frame
 from guirl.data import read_episodes
 from guirl.envs.sim import generate_dataset
-from guirl.eval.steps import recorded_prompt
 from guirl.models.prompts import PromptSpec, written_action
 from guirl.models.scoring import encode_prompt
-from guirl.rollout.history import PastStep, history_builder, window_prompt
+from guirl.rollout.history import history_builder, recorded_prompt, window_prompt
 from guirl.rollout.online import executed_action
+from guirl.rollout.window import PastStep
 from guirl.trainers.sft import Example, SFTCollator, SFTConfig, step_thought
 
 SPEC = PromptSpec(fmt="qwen_computer_use", style="compact", history_window=3, reasoning=True, history_text="action")

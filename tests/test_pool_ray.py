@@ -16,8 +16,9 @@ import pytest
 
 from guirl.actions.frames import Frame
 from guirl.actions.types import Action, ActionType
+from guirl.envs.backends import make_pool
 from guirl.envs.base import make_env
-from guirl.envs.pool import EnvPool, make_pool
+from guirl.envs.pool import EnvPool
 from guirl.rollout import EpisodeRunner, EpisodeSpec, PolicyInput
 from guirl.rollout.parallel import run_parallel
 from guirl.rollout.policy import oracle_policy

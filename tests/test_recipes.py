@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from guirl.commands.train import METHODS, resolve_method
 from guirl.config import load_config
+from guirl.trainers.methods import METHODS, resolve_method
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = sorted((ROOT / "recipes").glob("*.yaml"))

@@ -4,12 +4,11 @@ import doctest
 
 import pytest
 
-import guirl.eval.text
+import guirl.matching.text
 import guirl.rewards.base
 import guirl.rewards.guilibra
 import guirl.rewards.inputs
 import guirl.rewards.litegui
-import guirl.rewards.matching
 import guirl.rewards.step
 
 MODULES = [
@@ -17,9 +16,8 @@ MODULES = [
     guirl.rewards.inputs,
     guirl.rewards.litegui,
     guirl.rewards.guilibra,
-    guirl.rewards.matching,
     guirl.rewards.step,
-    guirl.eval.text,
+    guirl.matching.text,
 ]
 
 

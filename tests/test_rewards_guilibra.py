@@ -7,7 +7,8 @@ import json
 import pytest
 
 from guirl.actions import Action, Frame
-from guirl.rewards import as_action, guilibra_accuracy, guilibra_f1, make_reward
+from guirl.matching.text import guilibra_f1
+from guirl.rewards import as_action, guilibra_accuracy, make_reward
 
 SCREEN = Frame.screen(1000, 1000)
 

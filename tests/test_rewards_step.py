@@ -4,7 +4,7 @@ import pytest
 
 from guirl.actions import Action, Frame, format_action
 from guirl.data.schema import A11yNode
-from guirl.eval.offline import match_action
+from guirl.matching.step import match_action
 from guirl.rewards import make_reward
 from guirl.rewards.inputs import columns_for, reward_columns
 

@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 import guirl.rewards.uis1
 from guirl.actions import Action, Frame, ParseFailure
 from guirl.rewards import make_reward, uis1_action_score
-from guirl.rewards.uis1 import authors_action, code_action_score, parse_uis1_code
+from guirl.rewards.uis1 import code_action_score, parse_uis1_code
+from guirl.rewards.uis1_code import authors_action
 
 SCREEN = Frame.screen(1000, 1000)
 CODE = make_reward("uis1_step", mode="code")

@@ -14,13 +14,13 @@ from PIL import Image
 
 from guirl.actions.frames import Frame
 from guirl.actions.types import Action, ActionType
-from guirl.eval.steps import recorded_prompt
 from guirl.models.load import load_policy
 from guirl.models.prompts import PromptSpec
 from guirl.models.scoring import encode_prompt
 from guirl.rollout.casc import CascHistory
 from guirl.rollout.hf_engine import HFEngine
-from guirl.rollout.history import PastStep, WindowHistory, window_prompt
+from guirl.rollout.history import recorded_prompt, window_prompt
+from guirl.rollout.window import PastStep, WindowHistory
 from guirl.trainers.semi_online import SemiOnlineConfig, SemiOnlineSampler, load_episodes, train_semi_online
 
 BASE_AGENT = Path(__file__).resolve().parents[1] / "checkpoints" / "base-agent-tiny"

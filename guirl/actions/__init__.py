@@ -4,8 +4,8 @@ from guirl.actions.formats import available_formats, format_action, get_format, 
 from guirl.actions.frames import Frame, smart_resize
 from guirl.actions.names import (
     ActionName,
-    normalize_action_name,
-    normalize_key,
+    normalise_action_name,
+    normalise_key,
     resolve_action_name,
     split_key_combo,
 )
@@ -23,8 +23,8 @@ __all__ = [
     "available_formats",
     "format_action",
     "get_format",
-    "normalize_action_name",
-    "normalize_key",
+    "normalise_action_name",
+    "normalise_key",
     "parse_action",
     "resolve_action_name",
     "smart_resize",

@@ -8,7 +8,7 @@ or status some names imply (``scroll_up`` -> SCROLL up, ``DONE`` -> TERMINATE
 success). Matching ignores case, spaces, underscores and hyphens. Unknown
 names give ``None``; callers turn that into a ParseFailure.
 
-Key names are normalised the same way (:func:`normalize_key`): ``control`` ->
+Key names are normalised the same way (:func:`normalise_key`): ``control`` ->
 ``ctrl``, ``command``/``meta``/``win``/``super`` -> ``cmd``, ``return`` ->
 ``enter``, ``escape`` -> ``esc``, ``pgup`` -> ``pageup``, ``arrowup`` -> ``up``.
 The canonical names are pyautogui's, except ``cmd``, which stands for the
@@ -100,7 +100,7 @@ def resolve_action_name(name: object) -> ActionName | None:
     return _ACTION_NAMES.get(_squash(name))
 
 
-def normalize_action_name(name: object) -> ActionType | None:
+def normalise_action_name(name: object) -> ActionType | None:
     """The ActionType for an action name in any supported spelling, or None."""
     meaning = resolve_action_name(name)
     return None if meaning is None else meaning.type
@@ -164,10 +164,10 @@ _KEY_ALIASES: dict[str, str] = {
 }
 
 
-def normalize_key(name: str) -> str:
+def normalise_key(name: str) -> str:
     """Canonical lower-case name of one key (unknown names are lower-cased as given).
 
-    >>> [normalize_key(k) for k in ["Control", "RETURN", "Escape", "PgUp", "ArrowLeft", "Meta", "a"]]
+    >>> [normalise_key(k) for k in ["Control", "RETURN", "Escape", "PgUp", "ArrowLeft", "Meta", "a"]]
     ['ctrl', 'enter', 'esc', 'pageup', 'left', 'cmd', 'a']
     """
     if name in _KEY_ALIASES:  # whitespace keys must not be squashed away
@@ -196,15 +196,15 @@ def split_key_combo(combo: str) -> tuple[str, ...] | None:
     if not isinstance(combo, str) or not combo or len(combo) > 200:
         return None
     if len(combo) == 1 or combo in _KEY_ALIASES:
-        return (normalize_key(combo),)
+        return (normalise_key(combo),)
     stripped = combo.strip()
     if len(stripped) == 1:
-        return (normalize_key(stripped),)
+        return (normalise_key(stripped),)
     sep = "+" if "+" in stripped else (" " if " " in stripped else None)
     if sep is None and "-" in stripped and all(stripped.split("-")):
         sep = "-"
     parts = list(stripped.split(sep)) if sep else [stripped]
     if sep == "+" and stripped.endswith("++"):  # "ctrl++": the plus key itself
         parts = [*stripped[:-2].split("+"), "+"]
-    keys = tuple(normalize_key(p) for p in parts if p.strip())
+    keys = tuple(normalise_key(p) for p in parts if p.strip())
     return keys or None

@@ -17,7 +17,7 @@ micro-batches of one optimizer step, all ranks) as ``num_tokens`` /
 ``num_sequences`` and the per-micro-batch results simply *sum* to the
 full-batch value, so ``loss.backward()`` on each micro-batch (no division
 by the accumulation steps) gives exactly the full-batch gradient whatever the
-micro-batch size. :func:`batch_normalizers` computes those counts. Under
+micro-batch size. :func:`batch_normalisers` computes those counts. Under
 DDP, which averages gradients over ranks, pass the global counts divided by
 the world size (TRL's ``num_items_in_batch / num_processes``).
 """
@@ -79,7 +79,7 @@ def aggregate_loss(
     return masked.sum() / (n_seq * max_tokens)
 
 
-def batch_normalizers(masks: list[Tensor]) -> tuple[float, float]:
+def batch_normalisers(masks: list[Tensor]) -> tuple[float, float]:
     """``(num_tokens, num_sequences)`` of a whole batch given its micro-batch masks [b_i, T_i]."""
     tokens = float(sum(float(m.sum()) for m in masks))
     sequences = float(sum(m.shape[0] for m in masks))

@@ -36,6 +36,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from guirl.algorithms.aggregate import aggregate_loss, masked_mean
+from guirl.algorithms.registry import register_distill_loss
 
 
 def _log1mexp(x: Tensor) -> Tensor:
@@ -46,6 +47,7 @@ def _log1mexp(x: Tensor) -> Tensor:
     return torch.where(x > -0.6931471805599453, near_zero, far)
 
 
+@register_distill_loss("sampled_token")
 def reverse_kl_sampled_token(
     student_logprobs: Tensor,
     teacher_logprobs: Tensor,
@@ -62,6 +64,7 @@ def reverse_kl_sampled_token(
     return loss, {"distill/reverse_kl": float(masked_mean(diff.detach(), mask))}
 
 
+@register_distill_loss("full_vocab")
 def reverse_kl_full_vocab(
     student_logits: Tensor,
     teacher_logits: Tensor,
@@ -122,6 +125,23 @@ def bucket_reverse_kl(top_log_p: Tensor, top_log_q: Tensor, with_tail: bool = Tr
     tail_log_p = _log1mexp(torch.logsumexp(top_log_p, dim=-1))
     tail_log_q = _log1mexp(torch.logsumexp(top_log_q, dim=-1))
     return head + tail_log_p.exp() * (tail_log_p - tail_log_q)
+
+
+@register_distill_loss("topk")
+def bucket_reverse_kl_loss(
+    top_log_p: Tensor,
+    top_log_q: Tensor,
+    mask: Tensor,
+    *,
+    loss_agg_mode: str = "token-mean",
+    num_tokens: float | Tensor | None = None,
+    num_sequences: float | Tensor | None = None,
+) -> tuple[Tensor, dict[str, float]]:
+    """Top-k-plus-tail reverse KL from the student's and the teacher's log-probs [B, T, k] at the same k ids
+    (:func:`bucket_reverse_kl`; k >= V leaves an empty tail bucket: ~0 mass, ~0 term)."""
+    per_token = bucket_reverse_kl(top_log_p, top_log_q)
+    loss = aggregate_loss(per_token, mask, loss_agg_mode, num_tokens=num_tokens, num_sequences=num_sequences)
+    return loss, {"distill/reverse_kl_topk": float(masked_mean(per_token.detach(), mask))}
 
 
 def reverse_kl_topk_tail(

@@ -39,6 +39,7 @@ from torch import Tensor
 
 from guirl.algorithms.aggregate import aggregate_loss, masked_mean
 from guirl.algorithms.distill import topk_tail_reverse_kl_per_token
+from guirl.algorithms.registry import register_opsd_loss
 
 GATES = ("sigmoid", "hard", "reverse", "none")
 VARIANTS = ("paper", "code")
@@ -56,6 +57,7 @@ def _gate(ell: Tensor, gate: str, beta_gate: float) -> Tensor:
     raise ValueError(f"unknown OPSD gate {gate!r}; valid gates: {list(GATES)}")
 
 
+@register_opsd_loss("sampled_token")
 def value_gated_opsd_loss(
     student_logprobs: Tensor,
     privileged_logprobs: Tensor,
@@ -138,6 +140,7 @@ def gated_topk_kl_loss(
     return _gated_kl(kl, mask, beta, gate, step_values, loss_agg_mode, num_tokens, num_sequences)
 
 
+@register_opsd_loss("topk")
 def gated_bucket_kl_loss(
     student_top_logprobs: Tensor,
     privileged_top_logprobs: Tensor,

@@ -1,4 +1,4 @@
-"""Registries for advantage estimators and policy losses (verl-style).
+"""Registries for advantage estimators, policy losses and the distillation, OPSD and SFT losses (verl-style).
 
 These are guirl's algorithm extension points: a new estimator or loss is a
 pure function registered by name::
@@ -45,3 +45,26 @@ def get_policy_loss(name: str) -> Callable[..., Any]:
 
 def available_policy_losses() -> list[str]:
     return POLICY_LOSSES.names()
+
+
+#: OPD's reverse-KL forms (``OPDConfig.loss``): ``(student, teacher, mask, *, loss_agg_mode, num_tokens,
+#: num_sequences) -> (loss, metrics)``; the inputs are [B, T] sampled-token log-probs (``sampled_token``), [B, T, V]
+#: log-probs (``full_vocab``) or [B, T, k] log-probs at the same k ids (``topk``).
+DISTILL_LOSSES: Registry[Callable[..., Any]] = Registry("distillation loss")
+register_distill_loss = DISTILL_LOSSES.register
+get_distill_loss = DISTILL_LOSSES.get
+available_distill_losses = DISTILL_LOSSES.names
+
+#: ComputerSD's OPSD forms (``ComputerSDConfig.opsd_loss``, the same names as OPD's): ``sampled_token`` (value-gated,
+#: eq. 7) and ``topk`` (top-k + tail reverse KL gated by the KL); ``(student, privileged, ..., mask, **) -> (loss,
+#: metrics)``.
+OPSD_LOSSES: Registry[Callable[..., Any]] = Registry("OPSD loss")
+register_opsd_loss = OPSD_LOSSES.register
+get_opsd_loss = OPSD_LOSSES.get
+available_opsd_losses = OPSD_LOSSES.names
+
+#: SFT losses: ``weighted_ce`` (per-token weighted cross-entropy; ASFT is its weights, uniform weights plain SFT).
+SFT_LOSSES: Registry[Callable[..., Any]] = Registry("SFT loss")
+register_sft_loss = SFT_LOSSES.register
+get_sft_loss = SFT_LOSSES.get
+available_sft_losses = SFT_LOSSES.names

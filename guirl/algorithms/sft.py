@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from guirl.algorithms.aggregate import masked_mean
+from guirl.algorithms.registry import register_sft_loss
 
 Span = tuple[int, int]  # [start, end) character offsets
 
@@ -101,13 +102,14 @@ def asft_token_weights(
     return torch.tensor(weights, dtype=torch.float32)
 
 
+@register_sft_loss("weighted_ce")
 def weighted_cross_entropy(
     logits: Tensor,
     labels: Tensor,
     weights: Tensor,
     *,
     ignore_index: int = -100,
-    normalizer: float | Tensor | None = None,
+    normaliser: float | Tensor | None = None,
 ) -> tuple[Tensor, dict[str, float]]:
     """``sum(w * CE) / sum(w)`` over target tokens (ASFT).
 
@@ -115,7 +117,7 @@ def weighted_cross_entropy(
         logits: [B, T, V] predicting ``labels`` [B, T] at the same positions
             (shift them beforehand for causal LMs).
         weights: [B, T] token weights (:func:`asft_token_weights`).
-        normalizer: the global ``sum(w)`` of the whole batch, for micro-batch
+        normaliser: the global ``sum(w)`` of the whole batch, for micro-batch
             invariance (see :mod:`guirl.algorithms.aggregate`); default: this batch's.
     """
     if logits.shape[:2] != labels.shape or labels.shape != weights.shape:
@@ -127,6 +129,6 @@ def weighted_cross_entropy(
     ce = F.cross_entropy(logits.flatten(0, 1), labels.masked_fill(~valid, 0).flatten(), reduction="none")
     ce = ce.view_as(weights) * valid
     w = weights.to(ce.dtype) * valid
-    denom = w.sum() if normalizer is None else torch.as_tensor(normalizer, dtype=ce.dtype, device=ce.device)
+    denom = w.sum() if normaliser is None else torch.as_tensor(normaliser, dtype=ce.dtype, device=ce.device)
     loss = (w * ce).sum() / denom.clamp(min=1e-8)
     return loss, {"sft/weighted_ce": float(loss.detach()), "sft/ce": float(masked_mean(ce.detach(), valid))}

@@ -182,8 +182,9 @@ def run_offline_cmd(args: argparse.Namespace) -> int:
     check_out_dir(args.out)
     episodes, root = load_cli_data(args)
     policy, sampler = build_policies(args, args.temperature)
-    if args.history_steps is None:  # prompt the model as it was trained
-        args.history_steps = policy.model.prompt.history_window
+    if args.history_steps is None:  # a model is prompted as it was trained; other policies see 3 steps
+        spec = getattr(getattr(policy, "model", None), "prompt", None)
+        args.history_steps = spec.history_window if spec is not None else 3
     results, report = run_offline(
         episodes, root, policy, args.format, args.rule, args.value_rule, sampler, args.samples, args.k, args.seed,
         args.viewer_limit, args.limit, args.curves, args.mind2web, args.history_steps, args.direction_rule,

@@ -71,8 +71,8 @@ def parse_env_args(pairs: list[str]) -> dict[str, Any]:
 
 def history_from_args(args: argparse.Namespace, policy):
     """The history the flags ask for; without flags a model gets the one it was trained with."""
-    from guirl.rollout.history import WindowHistory
     from guirl.rollout.runner import default_history
+    from guirl.rollout.window import WindowHistory
 
     if args.history_steps is None and args.history_images is None:
         return default_history(policy) if args.model else WindowHistory()

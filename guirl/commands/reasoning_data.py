@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     _check(args)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from guirl.data.io import DataError, read_episodes
-    from guirl.datagen.bottleneck import ModelPolicy, find_bottlenecks
+    from guirl.datagen.bottleneck import SamplingModelPolicy, find_bottlenecks
     from guirl.datagen.reasoning import ReasoningDataConfig, build_reasoning_data, write_manifest
     from guirl.datagen.spatial import SpatialOptions
     from guirl.judges import make_judge
@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         from guirl.models.load import load_policy
 
         temperature = args.temperature if args.temperature is not None else (0.0 if args.samples == 1 else 1.0)
-        base = ModelPolicy(load_policy(args.bottleneck_model, device=args.device), fmt=args.format,
+        base = SamplingModelPolicy(load_policy(args.bottleneck_model, device=args.device), fmt=args.format,
                            temperature=temperature, seed=args.seed)
         report = find_bottlenecks(base, episodes, root, samples=args.samples, rule=args.rule,
                                   max_steps=args.limit_steps)

@@ -7,7 +7,7 @@ every step with the analyzer's answer (consistency, effectiveness, guide, avoid)
 - episodes are played online in the built-in world (:func:`guirl.rollout.online.run_online`, lock-step,
   one engine call per step), one per (task, seed): episode ``k`` of a task uses the ``k``-th seed of the
   split's seed range, so the train and held-out splits are told apart by their seeds alone;
-- every executed step becomes one analyzer request (:meth:`guirl.trainers.computersd.ComputerSD.requests`:
+- every executed step becomes one analyzer request (:func:`guirl.judges.analyzer.trajectory_requests`:
   the prompt a model analyzer sees, the screens before and after, the oracle facts in ``fields``);
 - the expert is any registered judge answering the ``analyzer`` role (default ``ground_truth_analyzer``,
   the environment's oracle); a step whose expert answer is unreadable is left out and counted.
@@ -79,12 +79,12 @@ def collect_analyzer_data(
     """
     from guirl.envs.base import available_envs, make_env
     from guirl.judges import available_judges, make_judge
+    from guirl.judges.analyzer import trajectory_requests
+    from guirl.models.load import load_rollout_policy
     from guirl.rollout.engine import SamplingParams
     from guirl.rollout.hf_engine import HFEngine
     from guirl.rollout.online import EnvSlots, run_online
     from guirl.rollout.runner import EpisodeSpec
-    from guirl.trainers.computersd import ComputerSD, ComputerSDConfig
-    from guirl.trainers.online_rl import load_online_policy
 
     if not tasks:
         raise ValueError("tasks is empty: name at least one task of the environment (e.g. ['desktop.open_file'])")
@@ -105,12 +105,8 @@ def collect_analyzer_data(
     image_dir.mkdir(parents=True)
     t0 = time.perf_counter()
 
-    cfg = ComputerSDConfig(model=str(policy_dir), env=env, env_kwargs=env_kwargs, tasks=list(tasks),
-                           max_episode_steps=max_episode_steps, temperature=temperature,
-                           max_new_tokens=max_new_tokens, opsd_coef=0.0, prm_weight=0.0)
-    policy = load_online_policy(cfg)
+    policy = load_rollout_policy(policy_dir)  # the checkpoint's own format and history, as ComputerSD rolls out
     policy.model.requires_grad_(False)
-    method = ComputerSD(cfg, policy)  # no analyzer of its own (opsd_coef = prm_weight = 0): requests only
     specs = [EpisodeSpec(task=t, seed=seeds[k]) for t in tasks for k in range(episodes_per_task)]
     params = SamplingParams(n=1, temperature=temperature, max_new_tokens=max_new_tokens, seed=sample_seed)
     envs = EnvSlots(lambda: make_env(env, **env_kwargs))
@@ -128,7 +124,7 @@ def collect_analyzer_data(
         if tr.crashed:
             crashed += 1
             continue
-        for step, request in zip(tr.steps, method.requests(tr), strict=True):
+        for step, request in zip(tr.steps, trajectory_requests(tr, policy.prompt.fmt), strict=True):
             try:
                 result = expert(request)
             except Exception:  # noqa: BLE001 - a failed expert call loses that step only (counted)

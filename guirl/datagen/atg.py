@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -47,7 +47,15 @@ from PIL import Image
 from guirl.actions import Action, Frame, ParseFailure, parse_action
 from guirl.data.io import EpisodeWriter
 from guirl.data.schema import Episode, HistoryItem
-from guirl.datagen.atg_output import SOURCE, atg_metrics, count_outcome, to_episode
+from guirl.datagen.atg_output import (
+    SOURCE,
+    EpisodeOutcome,
+    ShownStep,
+    StepOutcome,
+    atg_metrics,
+    count_outcome,
+    to_episode,
+)
 from guirl.envs.base import Env, Observation, make_env
 from guirl.judges.base import Judge, JudgeResult, judge_many
 from guirl.judges.verify import Vote, read_vote, verify_request
@@ -194,9 +202,9 @@ def oracle_accepts(env: Env, obs: Observation, action: Action | ParseFailure) ->
     """Whether the world's oracle takes ``action`` as a valid next action (None: the env has no oracle).
 
     The built-in world judges by effect (:func:`guirl.envs.sim.is_advancing`); other environments
-    that report ``valid_actions`` by :func:`guirl.eval.offline.match_action`."""
+    that report ``valid_actions`` by :func:`guirl.matching.step.match_action`."""
     from guirl.envs.sim import SimEnv, is_advancing
-    from guirl.eval.offline import match_action
+    from guirl.matching.step import match_action
 
     if isinstance(env, SimEnv) and env.oracle is not None:
         return bool(action) and is_advancing(env, action)
@@ -215,41 +223,7 @@ def ask_verifier(verifier: Judge, requests: list) -> list[Vote]:
     return [read_vote(result) for result in results]
 
 
-@dataclass
-class _Past:
-    """One executed step as later steps see it."""
-
-    screenshot: Image.Image
-    item: HistoryItem
-    index: int
-
-
-@dataclass
-class StepOutcome:
-    """One step of an episode: what was executed and its ATG log (``Step.extra["atg"]``)."""
-
-    screenshot: Image.Image
-    observation: Observation
-    history: list[_Past]
-    with_image: list[bool]  # per history item: shown with its screenshot
-    action: Action | None
-    text: str
-    log: dict[str, Any]
-    committed: bool
-    reward: float = 0.0
-
-
-@dataclass
-class EpisodeOutcome:
-    task: str
-    seed: int
-    instruction: str
-    steps: list[StepOutcome] = field(default_factory=list)
-    success: bool = False
-    failure_reason: str | None = None
-
-
-def propose_and_verify(env: Env, obs: Observation, past: list[_Past], proposer: Proposer, verifier: Judge,
+def propose_and_verify(env: Env, obs: Observation, past: list[ShownStep], proposer: Proposer, verifier: Judge,
                        config: ATGConfig, seed: int, step_index: int) -> StepOutcome:
     """Steps 1-3 of the module doc at one state: iterate until :func:`decide` says what to execute."""
     shown = past[-config.history_steps:] if config.history_steps else []
@@ -308,11 +282,11 @@ def run_atg_episode(env: Env, task: str, seed: int, proposer: Proposer, verifier
     except Exception as err:  # crash boundary: the env restarts on its next reset
         return EpisodeOutcome(task, seed, "", failure_reason=f"reset failed: {type(err).__name__}: {err}")
     outcome = EpisodeOutcome(task, seed, obs.instruction)
-    past: list[_Past] = []
+    past: list[ShownStep] = []
     for t in range(config.max_steps):
         step = propose_and_verify(env, obs, past, proposer, verifier, config, seed, t)
         outcome.steps.append(step)
-        past.append(_Past(obs.screenshot, HistoryItem(action=step.action, output=step.text,
+        past.append(ShownStep(obs.screenshot, HistoryItem(action=step.action, output=step.text,
                                                       description=step.action.description if step.action else None), t))
         if step.action is None:  # the executed proposal did not parse: nothing happens on the screen
             continue

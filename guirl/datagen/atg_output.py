@@ -9,17 +9,51 @@ and vote agreement with the oracle.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from PIL import Image
 
-from guirl.data.schema import Episode, ImageRef, Step, StepLabel
-
-if TYPE_CHECKING:
-    from guirl.datagen.atg import EpisodeOutcome
+from guirl.actions import Action
+from guirl.data.schema import Episode, HistoryItem, ImageRef, Step, StepLabel
+from guirl.envs.base import Observation
 
 SOURCE = "guirl.datagen.atg"
+
+
+@dataclass
+class ShownStep:
+    """One executed step as later steps see it."""
+
+    screenshot: Image.Image
+    item: HistoryItem
+    index: int
+
+
+@dataclass
+class StepOutcome:
+    """One step of an episode: what was executed and its ATG log (``Step.extra["atg"]``)."""
+
+    screenshot: Image.Image
+    observation: Observation
+    history: list[ShownStep]
+    with_image: list[bool]  # per history item: shown with its screenshot
+    action: Action | None
+    text: str
+    log: dict[str, Any]
+    committed: bool
+    reward: float = 0.0
+
+
+@dataclass
+class EpisodeOutcome:
+    task: str
+    seed: int
+    instruction: str
+    steps: list[StepOutcome] = field(default_factory=list)
+    success: bool = False
+    failure_reason: str | None = None
 
 
 def _save(image: Image.Image, out: Path, rel: str) -> ImageRef:

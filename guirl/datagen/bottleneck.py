@@ -11,7 +11,7 @@ Here ``G`` is the episode instruction and ``g_s`` the step's ``sub_goal``
 instruction, when that differs from ``G``). ``M(I_s, G, g_s)`` is the same
 policy prompted with :func:`with_subgoal` - the goal, a newline and
 ``Current sub-goal: <g_s>`` - as its instruction. Correct means step success
-under :func:`guirl.eval.offline.match_action` against ``A*_t``
+under :func:`guirl.matching.step.match_action` against ``A*_t``
 (``valid_actions``): type, target and value.
 
 With ``samples = k > 1`` each condition is sampled k times and a condition is
@@ -31,7 +31,7 @@ from PIL import Image
 
 from guirl.actions.types import Action, ParseFailure
 from guirl.data.schema import Episode, HistoryItem, Step, StepLabel
-from guirl.eval.offline import match_action
+from guirl.matching.step import match_action
 
 #: (instruction, screenshot, history) -> one predicted action in screen pixels (or why not).
 PolicyFn = Callable[[str, Image.Image, Sequence[HistoryItem]], Action | ParseFailure]
@@ -42,7 +42,7 @@ SUBGOAL_TEMPLATE = "{goal}\nCurrent sub-goal: {sub_goal}"
 
 @runtime_checkable
 class SamplingPolicy(Protocol):
-    """A policy that draws k samples in one call (batched generation); :class:`ModelPolicy` is one."""
+    """A policy that draws k samples in one call (batched generation); :class:`SamplingModelPolicy` is one."""
 
     def sample(self, instruction: str, screenshot: Image.Image, history: Sequence[HistoryItem],
                num_samples: int) -> list[Action | ParseFailure]: ...
@@ -186,7 +186,7 @@ def find_bottlenecks(
     return report
 
 
-class ModelPolicy:
+class SamplingModelPolicy:
     """A guirl policy (:func:`guirl.models.load.load_policy`) as a :data:`PolicyFn`.
 
     Samples with :func:`guirl.models.generate.generate_actions`; every call

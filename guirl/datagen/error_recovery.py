@@ -4,8 +4,8 @@ For every recorded step ``s`` of ``gen-data`` trajectories:
 
 1. sample ``N`` actions from the policy at a high temperature, all steps of a
    chunk in one ``engine.generate`` call (prompts built by
-   :func:`guirl.eval.steps.recorded_prompt`, as evaluation and GRPO build them);
-2. score each against ``A*_t``: :func:`guirl.eval.offline.match_action` step
+   :func:`guirl.rollout.history.recorded_prompt`, as evaluation and GRPO build them);
+2. score each against ``A*_t``: :func:`guirl.matching.step.match_action` step
    success (``scorer="match"``, what the step-success metric and the rewards
    count) or the world's own judge (``scorer="oracle"``: the action leads
    where a valid action leads, :func:`guirl.envs.sim.is_advancing`);
@@ -62,10 +62,10 @@ from guirl.envs.sim.engine import state_key
 from guirl.envs.sim.env import SimEnv
 from guirl.envs.sim.render import render
 from guirl.envs.sim.replay import ReplayError, check_replayable, env_for_episode, replay_snapshots, same_image
-from guirl.eval.offline import match_action
-from guirl.eval.steps import recorded_prompt
+from guirl.matching.step import match_action
 from guirl.models.prompts import PromptSpec
 from guirl.rollout.engine import GenerationEngine, SamplingParams
+from guirl.rollout.history import recorded_prompt
 
 Scorer = Literal["match", "oracle"]
 NoopRule = Literal["skip", "keep"]

@@ -9,7 +9,7 @@ the verified positives join the step's ground truth A*_t. Here:
    ``max(0, t - window + 1) .. t`` (:func:`windows`); the model sees the window's
    previous steps as history (at most ``window - 1``, and no more than its own
    ``PromptSpec.history_window``), the prompt built by
-   :func:`guirl.eval.steps.recorded_prompt`;
+   :func:`guirl.rollout.history.recorded_prompt`;
 2. **sampling**: N completions per step, many steps per ``engine.generate``
    call (batched, as :mod:`guirl.datagen.error_recovery` samples); each is parsed
    in the policy's frame (:func:`guirl.actions.parse_action`, never raises) and
@@ -17,7 +17,7 @@ the verified positives join the step's ground truth A*_t. Here:
 3. **de-duplication** (:func:`same_candidate`, :func:`deduplicate`): two actions
    are one candidate when they have the same type, the same value after
    normalisation (typed text: case-folded, whitespace collapsed; keys:
-   :func:`guirl.actions.names.normalize_key`, order-free; scroll / swipe
+   :func:`guirl.actions.names.normalise_key`, order-free; scroll / swipe
    direction; terminate status) and, for actions with a point, the same target:
    when the step has an a11y tree and both points fall inside an element, the
    same smallest element containing the point; otherwise points within
@@ -27,7 +27,7 @@ the verified positives join the step's ground truth A*_t. Here:
    how many of the N samples fell in a candidate;
 4. **pre-labels**: on the built-in world the oracle's A*_t is the recorded
    ``valid_actions``, and ``oracle_label`` is
-   :func:`guirl.eval.offline.match_action` step success against it; elsewhere
+   :func:`guirl.matching.step.match_action` step success against it; elsewhere
    (or with ``oracle=False``) it is ``None``: the candidate awaits a person.
    The world's own judge (:func:`guirl.envs.sim.is_advancing`, effect-based:
    it also accepts actions that lead where a valid one leads) is counted in the
@@ -51,16 +51,16 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from guirl.actions import Action, Frame, ParseFailure
-from guirl.actions.names import normalize_key
+from guirl.actions.names import normalise_key
 from guirl.data.io import DataError, read_episodes
 from guirl.data.schema import A11yNode, Episode, Step
 from guirl.datagen.error_recovery import Worlds, describe, to_screen
 from guirl.envs.sim import is_advancing
 from guirl.envs.sim.replay import ReplayError
-from guirl.eval.offline import match_action
-from guirl.eval.steps import recorded_prompt
+from guirl.matching.step import match_action
 from guirl.models.prompts import PromptSpec
 from guirl.rollout.engine import GenerationEngine, SamplingParams
+from guirl.rollout.history import recorded_prompt
 
 WORLD_SOURCE = "guirl.sim"  # Episode.source of built-in world trajectories (gen-data)
 
@@ -187,7 +187,7 @@ def _text_key(text: str | None) -> str | None:
 
 
 def _value_key(action: Action) -> tuple:
-    keys = tuple(sorted({normalize_key(k) for k in action.keys})) if action.keys else None
+    keys = tuple(sorted({normalise_key(k) for k in action.keys})) if action.keys else None
     return (action.type, _text_key(action.text), keys, action.direction, action.status)
 
 
@@ -320,7 +320,7 @@ def write_exploration(out_dir: str | Path, episodes_path: str | Path, model: str
                 "dedup": {"rule": "same type and normalised value; pointed: same smallest a11y element containing "
                                   "both points, else distance <= tolerance x max(W, H)",
                           "tolerance": config.tolerance, "text": "casefold, whitespace collapsed",
-                          "keys": "normalize_key, order-free", "unparsable": "dropped"},
+                          "keys": "normalise_key, order-free", "unparsable": "dropped"},
                 "counts": counts, "config": asdict(config)}
     path = out / "candidates.jsonl"
     tmp = path.with_suffix(".jsonl.tmp")
@@ -333,7 +333,7 @@ def write_exploration(out_dir: str | Path, episodes_path: str | Path, model: str
 def merge_verified(candidates_path: str | Path, labels: dict[str, bool]) -> list[Episode]:
     """The input episodes (``manifest.json``'s ``episodes``) with each explored step's ``valid_actions`` =
     its recorded A*_t (or the recorded action when it has none) plus every candidate labelled True that
-    none of them already matches (:func:`guirl.eval.offline.match_action`)."""
+    none of them already matches (:func:`guirl.matching.step.match_action`)."""
     candidates_path = Path(candidates_path)
     manifest_path = candidates_path.parent / "manifest.json"
     if not manifest_path.is_file():

@@ -10,7 +10,7 @@ with valid actions) the pipeline
 2. asks a teacher (:mod:`guirl.datagen.teachers`) for reasoning + action, up to
    ``attempts`` times;
 3. keeps the first pair whose action is correct (step success against
-   ``A*_t`` under :func:`guirl.eval.offline.match_action`) and that has
+   ``A*_t`` under :func:`guirl.matching.step.match_action`) and that has
    reasoning - rejection sampling (and, with ``student_format``, whose
    action the student's output format can write, else SFT could not use it).
 

@@ -19,7 +19,7 @@ Failure handling (nothing but the affected episode is lost):
 Workers are their own process-group leaders; start method ``spawn`` keeps
 them free of the parent's threads and CUDA state.
 
-:func:`make_pool` chooses the backend: these processes (``process``, the
+:func:`guirl.envs.backends.make_pool` chooses the backend: these processes (``process``, the
 default) or Ray actors (``ray``: :mod:`guirl.envs.ray_pool`, same interface).
 """
 
@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 from guirl.envs.base import make_env
-from guirl.extras import MissingExtra
 
 log = logging.getLogger(__name__)
 
@@ -257,38 +256,6 @@ class EnvPool(PoolBase):
         log.warning("restarting environment worker %d: %s", worker, error)
         self._restart(worker)
         return PoolResult(worker, command, False, None, error, 0.0)
-
-
-#: Pool backends of :func:`make_pool`: worker processes on this machine, or Ray actors (``pip install 'guirl[ray]'``).
-POOL_BACKENDS = ("process", "ray")
-
-
-def make_pool(
-    env_name: str | Callable[..., Any],
-    num_workers: int,
-    env_kwargs: dict[str, Any] | None = None,
-    timeout_s: float = 120.0,
-    *,
-    backend: str = "process",
-    **options: Any,
-) -> Any:
-    """An environment pool on ``backend``: ``process`` (:class:`EnvPool`, the default) or ``ray``
-    (:class:`guirl.envs.ray_pool.RayEnvPool`); both serve ``run_parallel`` the same way.
-
-    ``options`` go to the backend's constructor (``start_method`` for ``process``; ``address``,
-    ``num_cpus``, ``num_cpus_per_worker``, ``actor_options``, ``init_kwargs`` for ``ray``).
-    """
-    if backend not in POOL_BACKENDS:
-        raise ValueError(f"unknown pool backend {backend!r}; choose one of {list(POOL_BACKENDS)}")
-    if backend == "process":
-        return EnvPool(env_name, num_workers, env_kwargs, timeout_s, **options)
-    try:
-        import ray  # noqa: F401  (optional: only this backend needs it)
-    except ImportError:
-        raise MissingExtra("the 'ray' environment pool backend (env_backend=ray)", "ray") from None
-    from guirl.envs.ray_pool import RayEnvPool
-
-    return RayEnvPool(env_name, num_workers, env_kwargs, timeout_s, **options)
 
 
 def _shutdown(procs: list[Any], conns: list[Connection | None], grace_s: float = 10.0) -> None:

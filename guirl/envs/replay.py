@@ -45,7 +45,7 @@ thought of a second ("self-forcing") response instead of the recorded one.
 ``scripts/train_example.sh`` sets ``PATCH_THRESHOLD=2``; the trainer config
 default (``verl/trainer/config/ppo_trainer.yaml``) is 0.
 
-Default matcher (:class:`UIS1Matcher`): :func:`guirl.eval.offline.match_action`
+Default matcher (:class:`UIS1Matcher`): :func:`guirl.matching.step.match_action`
 ``success`` over A*_t with ``rule="uis1"`` (box enlarged 1.2x, or normalised
 distance <= 0.04), ``value_rule="substring"`` (``check_text``: lower-cased,
 either contains the other) and ``direction_rule="exact"``. These follow the
@@ -83,8 +83,8 @@ from guirl.actions.frames import Frame
 from guirl.actions.types import Action, ActionType, ParseFailure
 from guirl.data.schema import Episode, Step, StepLabel
 from guirl.envs.base import Observation, StepResult, register_env
-from guirl.eval.matching import MatchRule
-from guirl.eval.offline import in_screen, match_action
+from guirl.matching.rules import MatchRule
+from guirl.matching.step import in_screen, match_action
 
 #: ``(policy action, recorded step) -> matched?``; the action may be a ParseFailure or None.
 Matcher = Callable[[Action | ParseFailure | None, Step], bool]
@@ -105,7 +105,7 @@ def expert_action(step: Step) -> Action:
 
 
 class UIS1Matcher:
-    """UI-S1's step match: :func:`~guirl.eval.offline.match_action` ``success`` over A*_t.
+    """UI-S1's step match: :func:`~guirl.matching.step.match_action` ``success`` over A*_t.
 
     Defaults follow the authors' training reward (module docstring); every option
     is :func:`match_action`'s.

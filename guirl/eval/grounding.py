@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 from guirl.actions.types import Action, ActionType, ParseFailure
 from guirl.data.schema import Episode
-from guirl.eval.matching import MatchRule, point_matches
-from guirl.eval.offline import in_screen
+from guirl.matching.rules import MatchRule, point_matches
+from guirl.matching.step import in_screen
 
 BREAKDOWNS = ("platform", "element_type", "group", "application")
 

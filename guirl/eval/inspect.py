@@ -20,8 +20,8 @@ from PIL import Image, ImageDraw
 
 from guirl.actions.types import Action
 from guirl.data.schema import Episode, Step
-from guirl.eval.offline import in_screen
 from guirl.eval.report import describe, draw_actions
+from guirl.matching.step import in_screen
 
 
 def targets(step: Step) -> list[Action]:

@@ -41,10 +41,10 @@ from guirl.eval.online import PLATFORMS, TaskResult, evaluate_online
 from guirl.eval.stats import success_rate
 from guirl.judges.base import Judge, JudgeRequest, JudgeResult
 from guirl.judges.outcome import LITE_BENCH_MAX_STEPS, export_episode_log
-from guirl.rollout.history import HistoryBuilder
 from guirl.rollout.policy import Policy
 from guirl.rollout.recorder import Platform, TrajectoryRecorder
 from guirl.rollout.runner import Rollout
+from guirl.rollout.window import HistoryBuilder
 
 LOG_FILE = "log.json"
 FINAL_SCREENSHOT = "final.png"

@@ -8,7 +8,7 @@ it to screenshots (multimodal Mind2Web; njucckevin/SeeClick
   (``inclusive`` rule, whatever the predicted operation; Step.valid_actions
   hold one action per positive candidate, see
   :mod:`guirl.data.adapters.mind2web`);
-- **Op.F1**: word-set F1 (:func:`guirl.eval.text.token_f1`, no punctuation
+- **Op.F1**: word-set F1 (:func:`guirl.matching.text.token_f1`, no punctuation
   dropped) between SeeClick's operation strings: the operation id (``4``
   CLICK, ``3`` TYPE, ``2`` SELECT) followed, for TYPE / SELECT, by the
   lower-cased value (:func:`f1_operation_string`). The numeric id keeps an
@@ -36,9 +36,9 @@ from collections import defaultdict
 
 from guirl.actions.types import Action, ActionType, ParseFailure
 from guirl.data.schema import Step
-from guirl.eval.matching import MatchRule, point_matches
-from guirl.eval.offline import in_screen
-from guirl.eval.text import token_f1
+from guirl.matching.rules import MatchRule, point_matches
+from guirl.matching.step import in_screen
+from guirl.matching.text import token_f1
 
 #: Mind2Web operations and the guirl action types read as each.
 OPERATIONS = {ActionType.CLICK: "CLICK", ActionType.TYPE: "TYPE", ActionType.SELECT: "SELECT"}

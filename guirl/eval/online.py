@@ -19,10 +19,10 @@ from typing import Any
 
 from guirl.envs.base import make_env
 from guirl.eval.stats import wilson_interval
-from guirl.rollout.history import HistoryBuilder
 from guirl.rollout.policy import Policy, as_policy
 from guirl.rollout.recorder import Platform, TrajectoryRecorder
 from guirl.rollout.runner import EpisodeRunner, EpisodeSpec, Rollout
+from guirl.rollout.window import HistoryBuilder
 
 #: ``--policy scripted``: the reference policy of each environment.
 SCRIPTED_POLICIES = {

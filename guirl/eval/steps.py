@@ -4,7 +4,7 @@ Every step's prompt is built by :func:`guirl.rollout.history.window_prompt`
 (as training builds it), all prompts go through one generation engine call
 (batched, greedy), each output is parsed in the policy's frame, converted to
 screen pixels and matched against A*_t with
-:func:`guirl.eval.offline.match_action`. Replaces one ``generate`` call per
+:func:`guirl.matching.step.match_action`. Replaces one ``generate`` call per
 step (which took 425 s for 360 steps on the base agent).
 """
 
@@ -15,24 +15,10 @@ from pathlib import Path
 from PIL import Image
 
 from guirl.data.schema import Episode, Step
-from guirl.eval.offline import match_action
+from guirl.matching.step import match_action
 from guirl.models.prompts import PromptSpec
 from guirl.rollout.engine import GenerationEngine, SamplingParams
-
-
-def recorded_prompt(spec: PromptSpec, frame_for, episode: Episode, step: Step, root: Path,
-                    guidance: str | None = None, image: Image.Image | None = None):
-    """(prompt, screenshot) of a recorded step; the history window comes from ``spec``; ``guidance`` adds a
-    privileged block (a teacher's prompt); ``image`` reuses an already opened screenshot."""
-    from guirl.rollout.history import history_builder, recorded_past, shows_images, window_prompt
-
-    if image is None:
-        image = Image.open(Path(root) / step.screenshot.path).convert("RGB")
-    past = recorded_past(episode, step, root, images=spec.history_window if shows_images(spec) else 0)
-    window = history_builder(spec)(past)
-    prompt = window_prompt(spec, frame_for(*image.size), step.instruction or episode.instruction, image, window,
-                           key=f"{episode.id}/{step.index}", guidance=guidance)
-    return prompt, image
+from guirl.rollout.history import recorded_prompt
 
 
 def evaluate_steps(

@@ -164,6 +164,37 @@ def analyzer_request(instruction: str, history: Sequence[str], response: str, ac
                         response=response, action=action, **facts)
 
 
+def trajectory_requests(tr, fmt: str) -> list[JudgeRequest]:
+    """One analyzer request per step of an online trajectory (:mod:`guirl.rollout.online` steps: the
+    response, the action, the screens before and after, the acted-on element, the step's valid actions
+    written in ``fmt`` as the Guide references); what ComputerSD's trainer and the analyzer data ask."""
+    from guirl.models.guidance import pointed_reference
+    from guirl.models.prompts import written_action
+
+    out, history = [], []
+    for step in tr.steps:
+        action = step.action
+        refs = []
+        for a in step.before.valid_actions or []:
+            try:
+                refs.append({"description": a.description or a.type.value,
+                             "written": written_action(pointed_reference(a), fmt, step.frame)})
+            except ValueError:  # the format cannot write this action
+                continue
+        # the oracle's verdict (the built-in world's info["advancing"]); None where the environment has no
+        # oracle (MiniWoB++): the ground-truth analyzer then refuses and the step is masked
+        effective = step.info.get("advancing") if action is not None else False
+        out.append(analyzer_request(
+            tr.instruction, history, step.sample.text,
+            action.model_dump(mode="json", exclude_none=True) if action is not None else None,
+            before=step.before.screenshot, after=step.after.screenshot, effective=effective,
+            element=acted_element(action.point if action is not None else None, step.before.a11y),
+            guide_actions=refs, taken=action.description if action is not None and action.description else
+            (f"{action.type.value} at {list(action.point)}" if action is not None and action.point else None)))
+        history.append(step.sample.text)
+    return out
+
+
 def guide_text(description: str | None, written: str) -> str:
     """The ground-truth analyzer's guide: the action's description and the action as the policy writes it."""
     return f"{description or 'the next action'}. Reference action: {written}".strip()

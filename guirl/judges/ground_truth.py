@@ -50,6 +50,7 @@ from typing import Any
 
 from guirl.judges.base import JudgeRequest, JudgeResult, register_judge
 from guirl.judges.prompts import PLANNING_LEVELS, fields_from_prompt
+from guirl.matching.text import set_f1
 
 STOP_WORDS = frozenset(
     "a an the to of in on at for and or then with into from by it its this that is are be as so "
@@ -215,12 +216,7 @@ def subgoal_candidates(reasoning: str) -> list[str]:
 
 def subgoal_agreement(candidate: str, reference: str) -> float:
     """Recall-weighted F2 of content tokens (P over the candidate, R over the reference)."""
-    cand, ref = content_tokens(candidate), content_tokens(reference)
-    shared = len(cand & ref)
-    if not shared:
-        return 0.0
-    precision, recall = shared / len(cand), shared / len(ref)
-    return 5 * precision * recall / (4 * precision + recall)
+    return set_f1(content_tokens(candidate), content_tokens(reference), beta=2.0)
 
 
 def subgoal_verdict(reasoning: str, sub_goal: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ The ATG loop (:mod:`guirl.datagen.atg`) asks it ``votes`` times per proposal.
   ``yes`` True / False, or None (masked) when the call failed or the answer
   holds no ``verdict`` (or ``eval`` / ``answer``) of yes / no.
 - ``ground_truth_verify`` answers from the built-in world's ``A*_t``: Yes iff
-  :func:`guirl.eval.offline.match_action` says the action is one of the valid
+  :func:`guirl.matching.step.match_action` says the action is one of the valid
   actions (inclusive point rule, exact value); the reason of a No says what
   is wrong (no action, wrong type, wrong element, wrong text / value)
   without naming the right answer (the reason goes back to the proposer as
@@ -149,7 +149,7 @@ def ground_truth_verdict(action: Action | None, valid_actions: list[Action], scr
     ...                      [ok], (100, 100))["reason"]
     'wrong element: the click at (90, 90) hits no element, which is not a valid target here'
     """
-    from guirl.eval.offline import match_action  # eval pulls in more than the judges need at import
+    from guirl.matching.step import match_action  # eval pulls in more than the judges need at import
 
     if action is None:
         return {"verdict": "No", "reason": f"no action: the proposal does not parse ({parse_failure or 'unreadable'})"}

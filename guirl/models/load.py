@@ -111,3 +111,22 @@ def load_policy(
     model.to(device)
     model.eval()
     return LoadedPolicy(model=model, processor=processor, family=family, path=path, prompt=PromptSpec.load(path))
+
+
+def load_rollout_policy(path: str | Path, lora_rank: int = 0, fmt: str | None = None,
+                        history_window: int | None = None, history_images: int | None = None) -> LoadedPolicy:
+    """A checkpoint set up for online rollouts: a fresh LoRA of ``lora_rank`` (0 = full fine-tuning, every
+    parameter trainable), its prompt's format and history window / screenshots overridden where given (None =
+    the checkpoint's own), screenshots capped at the window, CASC off."""
+    from dataclasses import replace
+
+    lora = default_lora_config(rank=lora_rank, alpha=2 * lora_rank) if lora_rank else None
+    policy = load_policy(path, lora=lora)
+    spec = policy.prompt
+    window = spec.history_window if history_window is None else history_window
+    images = getattr(spec, "history_images", 0) if history_images is None else history_images
+    policy.prompt = replace(spec, fmt=fmt or spec.fmt, history_window=window, history_images=min(images, window),
+                            casc="off")
+    if lora is None:
+        policy.model.requires_grad_(True)
+    return policy

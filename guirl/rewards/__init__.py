@@ -27,11 +27,10 @@ from guirl.rewards.litegui import (
     schema_ok,
     value_score,
 )
-from guirl.rewards.matching import box_iou, guilibra_f1
+from guirl.rewards.matching import box_iou
 from guirl.rewards.uis1 import distance_reward, uis1_action_score
 
 __all__ = [
-    "guilibra_f1",
     "Reward",
     "RewardOutput",
     "agent_accuracy",

@@ -23,7 +23,7 @@ of the GUI-Libra code (seooyxx/GUI-Libra):
   point (unit frame). A ground truth with both is a hit on either (docs/methods.md
   4's "or"; the code tests only the box);
 - write / select / scroll / open app / swipe / terminate / answer:
-  :func:`~guirl.rewards.matching.guilibra_f1` >= 0.5 on the values (the
+  :func:`~guirl.matching.text.guilibra_f1` >= 0.5 on the values (the
   direction of scroll/swipe in guirl's convention, the status of terminate);
   a KeyboardPress or Write with an empty value is not a readable action (0);
 - any other type: 1. A ground truth with no value or no position to compare
@@ -87,6 +87,7 @@ from guirl.actions import Action, ActionType, Frame, ParseFailure, parse_action
 from guirl.actions.formats.guilibra import TYPE_NAMES, answer_fields_by_pattern
 from guirl.actions.types import OPPOSITE_DIRECTION
 from guirl.data.adapters.guilibra import ALIASES
+from guirl.matching.text import guilibra_f1
 from guirl.rewards.base import (
     Reward,
     RewardOutput,
@@ -97,7 +98,7 @@ from guirl.rewards.base import (
     require_sized_ground_truth,
     valid_actions_column,
 )
-from guirl.rewards.matching import action_point, action_value, box_in_frame, guilibra_f1, point_in_frame
+from guirl.rewards.matching import action_point, action_value, box_in_frame, point_in_frame
 
 UNIT = Frame.unit()
 FORMAT_RULES = ("paper", "authors", "parse")

@@ -55,6 +55,7 @@ from typing import Any
 
 from guirl.actions import Action, Frame, ParseFailure
 from guirl.judges import Judge, JudgeRequest, make_judge
+from guirl.matching.rules import point_in_box
 from guirl.rewards.base import (
     Reward,
     RewardOutput,
@@ -69,7 +70,7 @@ from guirl.rewards.base import (
     valid_actions_column,
 )
 from guirl.rewards.litegui_md import judge_score
-from guirl.rewards.matching import action_point, box_in_frame, box_iou, params_match, point_in_box, point_in_frame
+from guirl.rewards.matching import action_point, box_in_frame, box_iou, params_match, point_in_frame
 
 UNIT = Frame.unit()
 TOLERANCE_FRAMES = ("screen", "output")

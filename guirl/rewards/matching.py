@@ -9,10 +9,11 @@ dataset box in screen pixels meet in the same frame.
 from __future__ import annotations
 
 import math
-import re
 
 from guirl.actions import Action, ActionType, Frame
 from guirl.actions.types import Box, Point
+from guirl.matching.rules import point_in_box
+from guirl.matching.text import normalise_text
 
 
 def _same_kind_unsized(src: Frame, dst: Frame) -> bool:
@@ -39,10 +40,6 @@ def action_point(action: Action, dst: Frame) -> Point | None:
     return None if p is None else point_in_frame(p, action.frame, dst)
 
 
-def point_in_box(point: Point, box: Box) -> bool:
-    return box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3]
-
-
 def distance_to_box(point: Point, box: Box) -> float:
     """Euclidean distance from ``point`` to the nearest point of ``box`` (0 inside)."""
     dx = max(box[0] - point[0], 0.0, point[0] - box[2])
@@ -57,51 +54,6 @@ def box_iou(a: Box, b: Box) -> float:
     inter = iw * ih
     union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
     return inter / union if union > 0 else 0.0
-
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def normalize_text(text: str | None) -> str:
-    """Lower case, collapsed whitespace, stripped."""
-    return " ".join((text or "").lower().split())
-
-
-def words(text: str | None) -> list[str]:
-    return _WORD.findall((text or "").lower())
-
-
-def set_f1(pred: set[str], ref: set[str]) -> float:
-    """F1 of two word sets; 0 when either is empty or they share nothing."""
-    if not pred or not ref:
-        return 0.0
-    common = len(pred & ref)
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(pred), common / len(ref)
-    return 2 * precision * recall / (precision + recall)
-
-
-def guilibra_f1(prediction: str | None, reference: str | None) -> float:
-    """GUI-Libra's value F1 (``calculate_f1_score`` in its EasyR1 reward), used
-    by both its RL verifier and its offline evaluation.
-
-    Square brackets dropped, lower-cased, whitespace-split word *sets*; when
-    both sides are a single word, a substring either way scores 1; an empty
-    side scores 0 (even when both are empty).
-
-    >>> guilibra_f1("[Down]", "down"), guilibra_f1("york", "newyork")
-    (1.0, 1.0)
-    >>> round(guilibra_f1("new york", "new york city"), 4)  # P=2/2, R=2/3 -> 0.8
-    0.8
-    """
-    pred = set((prediction or "").replace("[", "").replace("]", "").lower().split())
-    ref = set((reference or "").replace("[", "").replace("]", "").lower().split())
-    if len(pred) == 1 and len(ref) == 1:
-        (p,), (r,) = pred, ref
-        if p in r or r in p:
-            return 1.0
-    return set_f1(pred, ref)
 
 
 def action_value(action: Action) -> str | None:
@@ -123,7 +75,7 @@ def params_match(pred: Action, gt: Action, frame: Frame, point_tolerance: float)
 
     Position: the predicted point inside ``gt.box``, or within
     ``point_tolerance`` (distance in ``frame``) of ``gt.point``; text:
-    equal after :func:`normalize_text`; keys: equal as sets; direction and
+    equal after :func:`normalise_text`; keys: equal as sets; direction and
     status: equal; drag/swipe end points like points.
     """
     if gt.box is not None or gt.point is not None:
@@ -143,7 +95,7 @@ def params_match(pred: Action, gt: Action, frame: Frame, point_tolerance: float)
         e = point_in_frame(pred.end_point, pred.frame, frame)
         if math.dist(e, point_in_frame(gt.end_point, gt.frame, frame)) > point_tolerance:
             return False
-    if gt.text is not None and normalize_text(pred.text) != normalize_text(gt.text):
+    if gt.text is not None and normalise_text(pred.text) != normalise_text(gt.text):
         return False
     if gt.keys is not None and set(pred.keys or ()) != set(gt.keys):
         return False

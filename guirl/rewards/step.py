@@ -1,6 +1,6 @@
 """``step_match``: the offline evaluation's step success as a binary reward.
 
-1 when :func:`guirl.eval.offline.match_action` counts the parsed action a
+1 when :func:`guirl.matching.step.match_action` counts the parsed action a
 success against A*_t (type, target and value; the same rule, text and
 direction options as ``guirl eval`` and :func:`guirl.eval.steps.evaluate_steps`),
 else 0. This is the sparse reward TRL was run with on the shipped base agent
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from guirl.actions import Frame, ParseFailure
-from guirl.eval.offline import DIRECTION_RULES, VALUE_RULES, match_action
+from guirl.matching.step import DIRECTION_RULES, VALUE_RULES, match_action
 from guirl.rewards.base import (
     Reward,
     RewardOutput,

@@ -123,6 +123,7 @@ from typing import Any
 
 from guirl.actions import Action, ActionType, Frame, ParseFailure
 from guirl.actions.types import OPPOSITE_DIRECTION
+from guirl.matching.rules import point_in_box
 from guirl.rewards.base import (
     Reward,
     RewardOutput,
@@ -140,18 +141,11 @@ from guirl.rewards.matching import (
     box_in_frame,
     distance_to_box,
     params_match,
-    point_in_box,
     point_in_frame,
 )
-
-# mode="code" (the authors' gui_traj.py) lives in uis1_code; its names are re-exported from here
-from guirl.rewards.uis1_code import (  # noqa: F401
-    BBOX_ENLARGE_FACTOR,
-    POINT_DISTANCE_THRESHOLD,
+from guirl.rewards.uis1_code import (
     THINK_BLOCK,
     UNIT,
-    CodeResponse,
-    authors_action,
     code_action_score,
     code_check_score,
     parse_uis1_code,

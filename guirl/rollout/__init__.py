@@ -1,9 +1,9 @@
 """Episode runner, policies, history building, recording (see guirl.rollout.runner)."""
 
-from guirl.rollout.history import HistoryBuilder, HistoryWindow, PastStep, WindowHistory
 from guirl.rollout.policy import CallablePolicy, ModelPolicy, Policy, PolicyInput, PolicyOutput, as_policy
 from guirl.rollout.recorder import TrajectoryRecorder
 from guirl.rollout.runner import EpisodeRunner, EpisodeSpec, EpisodeState, Rollout, StepRecord, group_specs
+from guirl.rollout.window import HistoryBuilder, HistoryWindow, PastStep, WindowHistory
 
 __all__ = [
     "CallablePolicy",

@@ -14,7 +14,7 @@ same crop of the same past step, and more rollouts make the ROI "more
 precise and estimated with higher confidence" (A.5).
 
 A cropped history image keeps its box on the full screen
-(:class:`~guirl.rollout.history.ImageCrop`): coordinates written in the
+(:class:`~guirl.rollout.window.ImageCrop`): coordinates written in the
 history text still refer to the full screen, and map to and from the crop
 exactly (crop pixel ``(u, v)`` is screen pixel ``(x1 + u, y1 + v)``).
 :func:`crop_caption` is a one-line caption a prompt builder can put next to a
@@ -31,7 +31,7 @@ The first three are defined in :mod:`guirl.rollout.casc_roi` and re-exported her
 - :func:`action_points`: the points of an Action in pixels of a screenshot.
 - :class:`CoordinateHistory`: the group's shared store, step index ->
   annotated points and each rollout's predicted points.
-- :class:`CascHistory`: the :class:`~guirl.rollout.history.HistoryBuilder`.
+- :class:`CascHistory`: the :class:`~guirl.rollout.window.HistoryBuilder`.
 
 Paper facts relied on (the CCPO paper; docs/methods.md section 5)
 -----------------------------------------------------------------
@@ -103,9 +103,7 @@ from typing import Literal
 
 from guirl.actions.frames import QWEN25_FACTOR, QWEN25_MAX_PIXELS, QWEN25_MIN_PIXELS, Frame, smart_resize
 from guirl.actions.types import Action, ActionType, Point
-
-# the ROI geometry lives in casc_roi; its names are re-exported from here
-from guirl.rollout.casc_roi import (  # noqa: F401
+from guirl.rollout.casc_roi import (
     DEFAULT_ROI,
     HistoryImage,
     PixelBox,
@@ -114,10 +112,9 @@ from guirl.rollout.casc_roi import (  # noqa: F401
     crop_image,
     points_in_pixels,
     raw_points,
-    roi_box,
     roi_from,
 )
-from guirl.rollout.history import HistoryWindow, ImageCrop, PastStep, WindowHistory, history_item
+from guirl.rollout.window import HistoryWindow, ImageCrop, PastStep, WindowHistory, history_item
 
 #: Actions whose screenshot CASC crops (see the module docstring for the choice).
 COORDINATE_TYPES: frozenset[ActionType] = frozenset(
@@ -289,7 +286,7 @@ def _pixels(pairs: Iterable[tuple[Point, Frame]], screen_size: tuple[int, int]) 
 
 # -- the history builder ------------------------------------------------------------------------------------------
 class CascHistory:
-    """nAO history with CASC-compressed screenshots (a :class:`~guirl.rollout.history.HistoryBuilder`).
+    """nAO history with CASC-compressed screenshots (a :class:`~guirl.rollout.window.HistoryBuilder`).
 
     Args:
         steps: ``n`` of nAO: the last ``n`` steps are shown, each with its (compressed) screenshot.

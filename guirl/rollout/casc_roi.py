@@ -16,7 +16,7 @@ from PIL import Image
 
 from guirl.actions.frames import QWEN25_FACTOR, Frame
 from guirl.actions.types import Action, Point
-from guirl.rollout.history import ImageCrop
+from guirl.rollout.window import ImageCrop
 
 PixelBox = tuple[int, int, int, int]
 

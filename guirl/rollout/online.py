@@ -112,7 +112,7 @@ class EnvSlots:
 
 
 class PoolSlots:
-    """Slot ``i`` is worker ``i`` of an environment pool (:func:`guirl.envs.pool.make_pool`: worker processes or
+    """Slot ``i`` is worker ``i`` of an environment pool (:func:`guirl.envs.backends.make_pool`: worker processes or
     Ray actors): every live episode's reset / step runs in parallel; a dead or hung worker fails its episode
     and the pool restarts it."""
 
@@ -171,8 +171,9 @@ def run_online(engine, policy, envs: EnvSlots, specs: Sequence[EpisodeSpec], par
     from dataclasses import replace
 
     from guirl.models.scoring import encode_prompt
-    from guirl.rollout.history import PastStep, history_builder, window_prompt
+    from guirl.rollout.history import history_builder, window_prompt
     from guirl.rollout.sample import Sample
+    from guirl.rollout.window import PastStep
 
     group_key = group_key or (lambda s: f"{s.task}/{s.seed}")
     trajs = [OnlineTrajectory(spec, group_key(spec)) for spec in specs]

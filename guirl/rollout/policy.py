@@ -2,7 +2,7 @@
 
 A policy is called once per step with :class:`PolicyInput` (the instruction,
 the current screenshot and its frame, the history window built by the
-runner's :class:`~guirl.rollout.history.HistoryBuilder`) and answers with a
+runner's :class:`~guirl.rollout.window.HistoryBuilder`) and answers with a
 :class:`PolicyOutput`: the raw text ``y_t`` and/or an Action, plus whatever
 a trainer needs later (the exact prompt, sampled token ids and log-probs, for
 ComputerSD's privileged rescoring and CCPO's replay).

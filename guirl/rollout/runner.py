@@ -1,6 +1,6 @@
 """The multi-turn episode runner: any policy against any Env.
 
-Each step: the :class:`~guirl.rollout.history.HistoryBuilder` builds the
+Each step: the :class:`~guirl.rollout.window.HistoryBuilder` builds the
 history window, the policy answers (raw text and/or Action), text is parsed
 with the runner's action format, the action is executed, and a
 :class:`StepRecord` keeps the step's exact policy inputs, output (prompt,
@@ -25,8 +25,8 @@ from typing import Any
 from guirl.actions.formats.registry import parse_action
 from guirl.actions.types import Action, ActionType, ParseFailure
 from guirl.envs.base import Env, Observation, StepResult
-from guirl.rollout.history import HistoryBuilder, PastStep, WindowHistory
 from guirl.rollout.policy import Policy, PolicyInput, PolicyOutput, as_policy
+from guirl.rollout.window import HistoryBuilder, PastStep, WindowHistory
 
 
 @dataclass(frozen=True)

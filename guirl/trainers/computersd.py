@@ -35,10 +35,10 @@ from __future__ import annotations
 import concurrent.futures as cf
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import torch
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from guirl.trainers.core import TrainerConfig
 
@@ -77,10 +77,10 @@ class ComputerSDConfig(TrainerConfig):
     opsd_gate: Literal["sigmoid", "hard", "reverse", "none"] = Field("sigmoid", description="gate ablation")
     opsd_variant: Literal["paper", "code"] = Field("paper", description="eq. 7 as written, or the authors' code")
     opsd_judge_direction: bool = Field(True, description="False: SEED mode (s replaced by +1 on scored steps)")
-    opsd_loss: Literal["sampled", "topk"] = Field(
-        "sampled", description="sampled-token value-gated OPSD (paper eq. 7), or the code's top-k + tail reverse KL "
-        "to the privileged distribution gated by the KL itself (the step value only masks)")
-    opsd_topk: int = Field(50, gt=0, description="k of opsd_loss=topk (the privileged side keeps k log-probs per token)")
+    opsd_loss: Literal["sampled_token", "topk"] = Field(
+        "sampled_token", description="sampled-token value-gated OPSD (paper eq. 7), or the code's top-k + tail reverse "
+        "KL to the privileged distribution gated by the KL itself (the step value only masks)")
+    opsd_top_k: int = Field(50, gt=0, description="k of opsd_loss=topk (the privileged side keeps k log-probs per token)")
     prm_weight: float = Field(0.0, description="GRPO + PRM baseline: reward += prm_weight * sum_t s_t")
     # the GRPO part
     advantage: str = Field("grpo", description="registered advantage estimator over each group's trajectories")
@@ -104,6 +104,17 @@ class ComputerSDConfig(TrainerConfig):
     eval_seed_start: int = Field(100_000, ge=0, description="first held-out seed (never a training seed)")
     eval_max_steps: int = Field(50, gt=0, description="step limit of an evaluation episode (paper: 50)")
     eval_guidance: str | None = Field(None, description="prompt-only baseline: this guidance in every eval prompt")
+
+    #: spellings of earlier releases, accepted with a DeprecationWarning (one vocabulary with OPD's loss / top_k)
+    DEPRECATED_FIELDS: ClassVar[dict[str, str]] = {"opsd_topk": "opsd_top_k"}
+    DEPRECATED_VALUES: ClassVar[dict[str, dict[str, str]]] = {"opsd_loss": {"sampled": "sampled_token"}}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _deprecated_spellings(cls, data: Any) -> Any:
+        from guirl.config import upgrade_deprecated
+
+        return upgrade_deprecated(cls, data)
 
 
 @dataclass
@@ -146,33 +157,9 @@ class ComputerSD:
 
     # -- stage 2 ----------------------------------------------------------------------------------
     def requests(self, tr) -> list:
-        from guirl.judges.analyzer import acted_element, analyzer_request
-        from guirl.models.guidance import pointed_reference
-        from guirl.models.prompts import written_action
+        from guirl.judges.analyzer import trajectory_requests
 
-        fmt = self.policy.prompt.fmt
-        out, history = [], []
-        for step in tr.steps:
-            action = step.action
-            refs = []
-            for a in step.before.valid_actions or []:
-                try:
-                    refs.append({"description": a.description or a.type.value,
-                                 "written": written_action(pointed_reference(a), fmt, step.frame)})
-                except ValueError:  # the format cannot write this action
-                    continue
-            # the oracle's verdict (the built-in world's info["advancing"]); None where the environment has no
-            # oracle (MiniWoB++): the ground-truth analyzer then refuses and the step is masked
-            effective = step.info.get("advancing") if action is not None else False
-            out.append(analyzer_request(
-                tr.instruction, history, step.sample.text,
-                action.model_dump(mode="json", exclude_none=True) if action is not None else None,
-                before=step.before.screenshot, after=step.after.screenshot, effective=effective,
-                element=acted_element(action.point if action is not None else None, step.before.a11y),
-                guide_actions=refs, taken=action.description if action is not None and action.description else
-                (f"{action.type.value} at {list(action.point)}" if action is not None and action.point else None)))
-            history.append(step.sample.text)
-        return out
+        return trajectory_requests(tr, self.policy.prompt.fmt)
 
     def call_analyzer(self, requests: list) -> tuple[list[list], int]:
         """``analyzer_votes`` answers per request, None where a call raised or ran past ``analyzer_timeout_s``
@@ -247,7 +234,7 @@ class ComputerSD:
             prompts = [encode_prompt(policy.processor, window_prompt(policy.prompt, s.frame, s.before.instruction,
                                                                      s.before.screenshot, s.window, guidance=s.guidance))
                        for s in chunk]
-            topk = cfg.opsd_topk if cfg.opsd_loss == "topk" else 0
+            topk = cfg.opsd_top_k if cfg.opsd_loss == "topk" else 0
             out = score_completions(model, policy.processor, prompts, [s.sample.completion_ids for s in chunk],
                                     temperature=cfg.temperature, top_k=topk)
             for j, s in enumerate(chunk):
@@ -303,8 +290,7 @@ class ComputerSD:
 
 def computersd_loss(model, processor, batch: list, step_batches: list[list], cfg: ComputerSDConfig):
     """``L_GRPO + opsd_coef * L_OPSD`` of one micro-batch, normalised by the whole optimiser step."""
-    from guirl.algorithms import get_policy_loss, masked_mean
-    from guirl.algorithms.opsd import value_gated_opsd_loss
+    from guirl.algorithms import get_opsd_loss, get_policy_loss, masked_mean
     from guirl.rollout.sample import loss_mask, padded, token_advantages
     from guirl.trainers.rl_common import score_samples
 
@@ -328,21 +314,19 @@ def computersd_loss(model, processor, batch: list, step_batches: list[list], cfg
     metrics["policy/entropy"] = float(masked_mean(out.entropy.detach(), mask))
     scored = [s for s in everything if s.extra.get("value")]
     if cfg.opsd_coef and scored and topk:
-        from guirl.algorithms.opsd import gated_bucket_kl_loss
-
         values = torch.tensor([float(s.extra.get("value", 0)) for s in batch], device=dev)
         priv_top = _stack_topk([t[1] if t is not None else None for t in topk], batch, torch.float32).to(dev)
         vocab = getattr(getattr(processor, "tokenizer", None), "vocab_size", None) or 1 << 30
-        opsd, opsd_metrics = gated_bucket_kl_loss(
+        opsd, opsd_metrics = get_opsd_loss(cfg.opsd_loss)(
             out.gathered_logprobs, priv_top, mask, beta=cfg.opsd_beta, gate=cfg.opsd_gate, step_values=values,
             loss_agg_mode=cfg.loss_agg_mode, num_tokens=float(sum(s.num_tokens for s in scored)),
-            num_sequences=float(len(scored)), with_tail=cfg.opsd_topk < vocab)
+            num_sequences=float(len(scored)), with_tail=cfg.opsd_top_k < vocab)
         loss = loss + cfg.opsd_coef * opsd
         metrics |= opsd_metrics
-    elif cfg.opsd_coef and scored and cfg.opsd_loss == "sampled":
+    elif cfg.opsd_coef and scored and cfg.opsd_loss == "sampled_token":
         priv = padded([s.teacher_logprobs or [0.0] * s.num_tokens for s in batch]).to(dev)
         values = torch.tensor([float(s.extra.get("value", 0)) for s in batch], device=dev)
-        opsd, opsd_metrics = value_gated_opsd_loss(
+        opsd, opsd_metrics = get_opsd_loss(cfg.opsd_loss)(
             out.logprobs, priv, values, mask, beta_gate=cfg.opsd_beta, gate=cfg.opsd_gate, variant=cfg.opsd_variant,
             judge_direction=cfg.opsd_judge_direction, loss_agg_mode=cfg.loss_agg_mode,
             num_tokens=float(sum(s.num_tokens for s in scored)), num_sequences=float(len(scored)))

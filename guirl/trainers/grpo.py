@@ -154,7 +154,7 @@ class GRPOSampler:
         self.num_micro = -(-cfg.batch_size * cfg.grad_accum * cfg.group_size // cfg.micro_batch_size)
 
     def prompt_of(self, state: RecordedState):
-        from guirl.eval.steps import recorded_prompt
+        from guirl.rollout.history import recorded_prompt
 
         prompt, image = recorded_prompt(self.policy.prompt, self.policy.frame_for, state.episode, state.step, state.root)
         return encode_prompt(self.policy.processor, prompt), image

@@ -112,7 +112,7 @@ def answer_loss(model, batch: dict[str, torch.Tensor], step_batches: list[dict[s
     labels = batch["labels"][:, 1:]  # position t predicts token t + 1
     total = sum(float((b["labels"][:, 1:] != -100).sum()) for b in step_batches)
     return weighted_cross_entropy(logits[:, :-1], labels, torch.ones_like(labels, dtype=torch.float32),
-                                  normalizer=max(total, 1.0))
+                                  normaliser=max(total, 1.0))
 
 
 def load_training_records(cfg: JudgeSFTConfig) -> list[dict[str, Any]]:

@@ -119,7 +119,7 @@ def training_envs(cfg: ComputerSDConfig):
 
     if cfg.env_backend == "local":
         return EnvSlots(lambda: make_env(cfg.env, **cfg.env_kwargs))
-    from guirl.envs.pool import make_pool
+    from guirl.envs.backends import make_pool
 
     workers = cfg.batch_size * cfg.grad_accum * cfg.group_size
     return PoolSlots(make_pool(cfg.env, workers, cfg.env_kwargs, backend=cfg.env_backend))
@@ -150,20 +150,9 @@ def online_evaluator(cfg: ComputerSDConfig, policy):
 
 
 def load_online_policy(cfg: ComputerSDConfig):
-    from dataclasses import replace
+    from guirl.models.load import load_rollout_policy
 
-    from guirl.models.load import default_lora_config, load_policy
-
-    lora = default_lora_config(rank=cfg.lora_rank, alpha=2 * cfg.lora_rank) if cfg.lora_rank else None
-    policy = load_policy(cfg.model, lora=lora)
-    spec = policy.prompt
-    window = spec.history_window if cfg.history_window is None else cfg.history_window
-    images = getattr(spec, "history_images", 0) if cfg.history_images is None else cfg.history_images
-    policy.prompt = replace(spec, fmt=cfg.format or spec.fmt, history_window=window, history_images=min(images, window),
-                            casc="off")
-    if lora is None:
-        policy.model.requires_grad_(True)
-    return policy
+    return load_rollout_policy(cfg.model, cfg.lora_rank, cfg.format, cfg.history_window, cfg.history_images)
 
 
 def train_computersd(cfg: ComputerSDConfig) -> dict[str, Any]:

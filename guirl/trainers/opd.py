@@ -4,7 +4,7 @@ One optimiser step:
 
 1. **sample**: the ``batch_size`` recorded states drawn by the trainer core
    become the student's ordinary prompts ``x_t``
-   (:func:`guirl.eval.steps.recorded_prompt`, the student's
+   (:func:`guirl.rollout.history.recorded_prompt`, the student's
    :class:`~guirl.models.prompts.PromptSpec`); the generation engine draws
    ``samples_per_state`` completions ``y`` of each (temperature 1.0, top-p 0.98);
 2. **guide**: each sample gets its reference under the guidance mode
@@ -114,7 +114,7 @@ class OPDSampler:
     def teacher_prompts(self, state: RecordedState, image, samples: list[Sample], rng: random.Random):
         """Guidance of each sample of one state and its teacher prompt (equal prompts share one object)."""
         from guirl.actions import Frame, parse_action
-        from guirl.eval.steps import recorded_prompt
+        from guirl.rollout.history import recorded_prompt
 
         spec, frame = self.policy.prompt, self.policy.frame_for(*image.size)
         screen = Frame.screen(*image.size)
@@ -143,7 +143,7 @@ class OPDSampler:
         return rows, len(shared)
 
     def __call__(self, model, step: int, batches: list[list[RecordedState]]):
-        from guirl.eval.steps import recorded_prompt
+        from guirl.rollout.history import recorded_prompt
 
         cfg = self.cfg
         model = _plain(model)  # sampling on the plain module (under DDP every wrapper forward is a collective)
@@ -203,13 +203,7 @@ def teacher_scores(teacher: Teacher, student: torch.nn.Module, batch: list[Sampl
 
 def opd_loss(model, processor, teacher: Teacher, batch: list[Sample], step_batches: list[list[Sample]], cfg: OPDConfig):
     """Reverse KL of one micro-batch, normalised by the whole step's tokens / sequences."""
-    from guirl.algorithms import (
-        aggregate_loss,
-        bucket_reverse_kl,
-        masked_mean,
-        reverse_kl_full_vocab,
-        reverse_kl_sampled_token,
-    )
+    from guirl.algorithms import get_distill_loss, masked_mean
 
     if not batch:
         return sum(p.sum() for p in model.parameters() if p.requires_grad) * 0.0, {}
@@ -229,15 +223,10 @@ def opd_loss(model, processor, teacher: Teacher, batch: list[Sample], step_batch
         else:
             t = teacher_scores(teacher, model, batch, top_k=1, full_distribution=cfg.loss == "full_vocab")
     mask = student.mask
-    if cfg.loss == "sampled_token":
-        loss, metrics = reverse_kl_sampled_token(student.logprobs, t.logprobs, mask, **norm)
-    elif cfg.loss == "full_vocab":
-        loss, metrics = reverse_kl_full_vocab(student.full_logprobs, t.full_logprobs, mask, **norm)
-    else:
-        per_token = bucket_reverse_kl(log_p, log_q)  # k >= V leaves an empty tail bucket (~0 mass, ~0 term)
-        loss = aggregate_loss(per_token, mask, norm["loss_agg_mode"], num_tokens=norm["num_tokens"],
-                              num_sequences=norm["num_sequences"])
-        metrics = {"distill/reverse_kl_topk": float(masked_mean(per_token.detach(), mask))}
+    inputs = {"sampled_token": lambda: (student.logprobs, t.logprobs),
+              "full_vocab": lambda: (student.full_logprobs, t.full_logprobs),
+              "topk": lambda: (log_p, log_q)}[cfg.loss]()  # what each registered loss reads
+    loss, metrics = get_distill_loss(cfg.loss)(*inputs, mask, **norm)
     tokens = padded([s.completion_ids for s in batch], dtype=torch.long).to(mask.device)
     teacher_top = t.topk_ids[..., 0] if t.topk_ids is not None else None
     metrics["distill/sampled_token_kl"] = float(masked_mean((student.logprobs - t.logprobs).detach(), mask))

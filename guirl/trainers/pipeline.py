@@ -29,10 +29,10 @@ def stage_config(stage: PipelineStage):
     """The validated config of one stage (recipe file plus its ``set`` fields)."""
     import json
 
-    from guirl.commands.train import METHODS, resolve_method
     from guirl.config import ConfigError, load_config
+    from guirl.trainers.methods import METHODS, canonical_method, resolve_method
 
-    method = stage.method.replace("-", "_")  # `semi-online` is `semi_online`, as on the command line
+    method = canonical_method(stage.method)  # `semi-online` is `semi_online`, as on the command line
     if method not in METHODS or method == "pipeline":
         raise ConfigError(f"stage method {stage.method!r} is not a trainer; choose one of "
                           f"{[m for m in METHODS if m != 'pipeline']}")

@@ -60,7 +60,7 @@ class SemiOnlineConfig(GRPOConfig):
     max_episode_steps: int = Field(30, gt=0, description="most steps replayed per rollout (the paper: 30)")
     history_images: int = Field(3, ge=0, description="nAO: the last n shown steps keep their screenshots")
     casc: CascMode = Field("off", description="CASC history compression of CCPO")
-    match_rule: str = Field("uis1", description="point rule deciding a match (guirl.eval.matching)")
+    match_rule: str = Field("uis1", description="point rule deciding a match (guirl.matching.rules)")
     value_rule: str = Field("substring", description="text rule deciding a match (UI-S1: substring)")
     direction_rule: str = Field("exact", description="scroll direction rule deciding a match")
 
@@ -143,8 +143,9 @@ class SemiOnlineSampler:
         from guirl.actions import Frame, ParseFailure, parse_action
         from guirl.models.scoring import encode_prompt
         from guirl.rollout.engine import SamplingParams
-        from guirl.rollout.history import PastStep, window_prompt
+        from guirl.rollout.history import window_prompt
         from guirl.rollout.sample import Sample
+        from guirl.rollout.window import PastStep
 
         cfg, policy = self.cfg, self.policy
         self.engine.update_weights(model, step)

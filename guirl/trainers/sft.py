@@ -307,7 +307,7 @@ def sft_loss(model, batch: dict[str, torch.Tensor], step_batches: list[dict[str,
     labels = batch["labels"][:, 1:]  # position t predicts token t + 1
     weights = batch["weights"][:, 1:]
     total_weight = sum(float((b["weights"][:, 1:] * (b["labels"][:, 1:] != -100)).sum()) for b in step_batches)
-    return weighted_cross_entropy(logits[:, :-1], labels, weights, normalizer=total_weight)
+    return weighted_cross_entropy(logits[:, :-1], labels, weights, normaliser=total_weight)
 
 
 def heldout_step_metrics(policy, steps: list[tuple[Episode, Step, Path]], cfg: SFTConfig) -> dict[str, float]:

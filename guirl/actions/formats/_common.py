@@ -141,7 +141,7 @@ def as_text(value: Any) -> str | None:
     return None
 
 
-def normalize_status(value: Any) -> Status | None:
+def normalise_status(value: Any) -> Status | None:
     """``success``/``complete``/``done`` -> success; ``failure``/``fail``/``infeasible`` -> failure."""
     if not isinstance(value, str):
         return None

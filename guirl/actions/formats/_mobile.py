@@ -47,7 +47,7 @@ from guirl.actions.formats._common import (
     fmt_number,
     fmt_point,
     missing,
-    normalize_status,
+    normalise_status,
     opposite,
     unsupported,
 )
@@ -156,7 +156,7 @@ def mobile_args_to_action(fmt: str, args: dict, text: str, frame: Frame) -> Acti
     elif kind is ActionType.WAIT:
         fields["amount"] = as_number(args.get("time"))
     elif kind is ActionType.TERMINATE and meaning.status is None:
-        fields["status"] = normalize_status(args.get("status"))
+        fields["status"] = normalise_status(args.get("status"))
     if kind not in MOBILE_TYPES:
         return fail(fmt, f"action {kind.value!r} is not in the mobile_use action space", text)
     return build(fmt, text, frame, **fields)

@@ -61,7 +61,7 @@ from guirl.actions.formats._common import (
 from guirl.actions.formats.pyautogui import PYAUTOGUI_KEY_NAMES, extract_code
 from guirl.actions.formats.registry import ActionFormat, register_format
 from guirl.actions.frames import Frame
-from guirl.actions.names import normalize_key
+from guirl.actions.names import normalise_key
 from guirl.actions.types import Action, ActionType, ParseFailure
 
 NAME = "computer_13"
@@ -103,7 +103,7 @@ def _xy(params: dict, required: bool) -> tuple[float, float] | None | str:
 
 
 def _key(value: Any) -> str | None:
-    return normalize_key(value) if isinstance(value, str) and value else None
+    return normalise_key(value) if isinstance(value, str) and value else None
 
 
 def _fields(name: str, params: dict) -> dict[str, Any] | str:

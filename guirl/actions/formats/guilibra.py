@@ -59,7 +59,7 @@ from guirl.actions.formats._common import (
     fmt_point,
     iter_json_objects,
     missing,
-    normalize_status,
+    normalise_status,
     opposite,
     tag_positions,
     unsupported,
@@ -169,7 +169,7 @@ def parse(text: str, frame: Frame) -> Action | ParseFailure:
     elif kind is ActionType.WAIT:
         fields["amount"] = as_number(value)
     elif kind is ActionType.TERMINATE:
-        fields["status"] = meaning.status or normalize_status(value)
+        fields["status"] = meaning.status or normalise_status(value)
         if fields["status"] is None and not _is_none(value):
             fields["text"] = as_text(value)
     return build(NAME, text, frame, **fields)

@@ -51,7 +51,7 @@ from guirl.actions.formats._common import (
 )
 from guirl.actions.formats.registry import ActionFormat, register_format
 from guirl.actions.frames import Frame
-from guirl.actions.names import normalize_key
+from guirl.actions.names import normalise_key
 from guirl.actions.types import Action, ActionType, ParseFailure
 
 NAME = "pyautogui"
@@ -166,7 +166,7 @@ def _button(args: dict[str, Any], func: str, allowed: tuple[str, ...] = ("left",
 def _key_names(value: Any, func: str) -> tuple[str, ...]:
     if not isinstance(value, str) or not value:
         raise _Refuse(f"{func} needs key names as strings")
-    return (normalize_key(value),)
+    return (normalise_key(value),)
 
 
 def _call_fields(func: str, call: ast.Call) -> dict[str, Any]:

@@ -70,7 +70,7 @@ from guirl.actions.formats._common import (
     fmt_number,
     fmt_point,
     missing,
-    normalize_status,
+    normalise_status,
     unsupported,
 )
 from guirl.actions.formats.pyautogui import PYAUTOGUI_KEY_NAMES
@@ -156,7 +156,7 @@ def args_to_action(args: dict, text: str, frame: Frame, description: str | None)
     elif name == "wait":
         fields.update(type=ActionType.WAIT, amount=as_number(args.get("time")))
     elif name == "terminate":
-        fields.update(type=ActionType.TERMINATE, status=normalize_status(args.get("status")))
+        fields.update(type=ActionType.TERMINATE, status=normalise_status(args.get("status")))
     else:
         return fail(NAME, f"unknown computer_use action {str(args.get('action'))[:40]!r}", text)
     return build(NAME, text, frame, **fields)

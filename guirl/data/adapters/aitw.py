@@ -94,10 +94,7 @@ from guirl.data.adapters._common import (
     record_error,
     require,
 )
-
-# the helpers both layouts share live in aitw_checks; their names are re-exported from here
-from guirl.data.adapters.aitw_checks import (  # noqa: F401
-    Norm,
+from guirl.data.adapters.aitw_checks import (
     NormBox,
     SwapCheck,
     boxes_yxhw,

@@ -111,7 +111,7 @@ them). Swipe convention: UI-R1's code never reads ``direction`` (its reward
 and evaluator compare the action type, and a click's point); the value is AndroidControl's
 own, so it is read as the ``tfrecord`` layout reads it (kept, a SCROLL).
 ``match_rule: uir1`` is ``eval_ac.py``'s ``distance < 0.14 * 1080`` pixels
-(0.14 times the screen's shorter side, :mod:`guirl.eval.matching`).
+(0.14 times the screen's shorter side, :mod:`guirl.matching.rules`).
 
 Levels: ``high`` gives the goal only; ``low`` also sets each Step's
 ``instruction`` to its step instruction (``step_instructions``,

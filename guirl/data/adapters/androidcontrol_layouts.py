@@ -19,15 +19,9 @@ from typing import Any
 from guirl.actions.frames import Frame
 from guirl.actions.types import Action
 from guirl.data.adapters._common import image_ref, record_error, require
-
-# the point check and the action parsers live in androidcontrol_actions; their names are re-exported from here
-from guirl.data.adapters.androidcontrol_actions import (  # noqa: F401
-    AC_ACTIONS,
-    MOBILE_USE_ACTIONS,
+from guirl.data.adapters.androidcontrol_actions import (
     ac_action,
-    check_on_screen,
     mobile_use_actions,
-    pixel_point,
 )
 from guirl.data.schema import Episode, ImageRef, Step
 

@@ -35,7 +35,7 @@ screen, already shown for the next episode, is hidden for it), marked
 oracle gives: ``valid_actions`` (the expert's action on the current page) in
 every observation that is not final, and ``info["advancing"]`` after every
 step (the episode ended in success, or the action matched the expert's under
-:func:`guirl.eval.offline.match_action`, ``inclusive``). That is what the
+:func:`guirl.matching.step.match_action`, ``inclusive``). That is what the
 ground-truth analyzer of ComputerSD and the offline rewards read. Tasks with
 no script get neither (the analyzer then masks their steps), as does a page
 where the script finds no target.

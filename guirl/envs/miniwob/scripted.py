@@ -182,7 +182,7 @@ def expert_action(task: str, obs) -> Action | None:
 
 def matches_expert(action: Action, expected: Action, before) -> bool:
     """Whether ``action``, executed on observation ``before``, is the expert's (``match_action``, inclusive)."""
-    from guirl.eval.offline import match_action
+    from guirl.matching.step import match_action
 
     try:
         executed = action.to_frame(before.frame)

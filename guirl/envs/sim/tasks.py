@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from guirl.envs.sim.content import COUNTRIES, PEOPLE, Content
-from guirl.envs.sim.web import HOME, normalize_url, slug
+from guirl.envs.sim.web import HOME, normalise_url, slug
 
 Check = Callable[[dict, Callable[[str], bool]], bool]  # (state, is_visible(widget_id)) -> bool
 
@@ -199,7 +199,7 @@ def web_shopping(content: Content, rng: random.Random) -> Task:
 
     plan = [
         _m("Click the address bar", lambda s, v: _url(s) == HOME and s["focus"] == "addr" and s["selall"]),
-        _m("Type shop.example", lambda s, v: s["focus"] == "addr" and normalize_url(s["addr"]) == "shop.example"),
+        _m("Type shop.example", lambda s, v: s["focus"] == "addr" and normalise_url(s["addr"]) == "shop.example"),
         _m("Go to shop.example", lambda s, v: _url(s) == "shop.example"),
         _m("Close the cookie pop-up", lambda s, v: shop(s)),
         _m(f"Find {first}", lambda s, v: shop(s) and v(f"add.{first}")),

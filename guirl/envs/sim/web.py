@@ -26,7 +26,7 @@ def slug(title: str) -> str:
     return "read.example/" + title.lower().replace(" ", "-")
 
 
-def normalize_url(text: str) -> str:
+def normalise_url(text: str) -> str:
     url = text.strip().lower()
     for prefix in ("https://", "http://", "www."):
         url = url.removeprefix(prefix)
@@ -219,7 +219,7 @@ class Web:
     def reduce(self, state: dict, content: Content, command: tuple) -> None:
         op = command[0]
         if op == "go":
-            self._go(state, normalize_url(command[1]))
+            self._go(state, normalise_url(command[1]))
         elif op == "search":
             if state["q"].strip():
                 self._go(state, f"{HOME}/?q={state['q'].strip().lower()}")

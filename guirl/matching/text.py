@@ -1,4 +1,4 @@
-"""Text-value comparisons used by the public evaluators.
+"""Text-value comparisons of the public evaluators and the rewards (pure functions).
 
 - :func:`token_f1`: set-of-words F1 as in SeeClick's ``calculate_f1``
   (``agent_tasks/mind2web_test.py``, Mind2Web operation F1): both empty -> 1,
@@ -6,19 +6,67 @@
   before calling it; pass ``lower=False`` to compare as given). MindAct's
   own ``calculate_f1`` also drops tokens that are punctuation
   (``drop_punctuation=True``).
-- :func:`guilibra_f1`: GUI-Libra's ``calculate_f1_score`` (defined once in
-  :mod:`guirl.rewards.matching`, shared with the GUI-Libra RL reward).
+- :func:`set_f1`: the one word-set F1 (0 when either set is empty); the
+  others are built on it.
+- :func:`guilibra_f1`: GUI-Libra's ``calculate_f1_score`` (shared by its RL
+  reward and its offline evaluation).
 - :func:`anls_match`: GUI-Odyssey's typed-text match (substring, or
   normalised Levenshtein similarity >= 0.5).
 """
 
 from __future__ import annotations
 
+import re
 import string
 
-from guirl.rewards.matching import guilibra_f1, set_f1
+__all__ = ["anls_match", "guilibra_f1", "levenshtein", "normalise_text", "set_f1", "token_f1", "words"]
 
-__all__ = ["anls_match", "guilibra_f1", "levenshtein", "token_f1"]
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def words(text: str | None) -> list[str]:
+    return _WORD.findall((text or "").lower())
+
+
+def set_f1(pred: set[str], ref: set[str], beta: float = 1.0) -> float:
+    """F1 of two word sets (F-beta with ``beta``: recall counts ``beta`` times as much as precision);
+    0 when either is empty or they share nothing.
+
+    >>> set_f1({"a", "b"}, {"a", "c"}), round(set_f1({"a"}, {"a", "b"}, beta=2.0), 4)
+    (0.5, 0.5556)
+    """
+    if not pred or not ref:
+        return 0.0
+    common = len(pred & ref)
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(pred), common / len(ref)
+    if beta == 1.0:
+        return 2 * precision * recall / (precision + recall)
+    b2 = beta * beta
+    return (1 + b2) * precision * recall / (b2 * precision + recall)
+
+
+def guilibra_f1(prediction: str | None, reference: str | None) -> float:
+    """GUI-Libra's value F1 (``calculate_f1_score`` in its EasyR1 reward), used
+    by both its RL verifier and its offline evaluation.
+
+    Square brackets dropped, lower-cased, whitespace-split word *sets*; when
+    both sides are a single word, a substring either way scores 1; an empty
+    side scores 0 (even when both are empty).
+
+    >>> guilibra_f1("[Down]", "down"), guilibra_f1("york", "newyork")
+    (1.0, 1.0)
+    >>> round(guilibra_f1("new york", "new york city"), 4)  # P=2/2, R=2/3 -> 0.8
+    0.8
+    """
+    pred = set((prediction or "").replace("[", "").replace("]", "").lower().split())
+    ref = set((reference or "").replace("[", "").replace("]", "").lower().split())
+    if len(pred) == 1 and len(ref) == 1:
+        (p,), (r,) = pred, ref
+        if p in r or r in p:
+            return 1.0
+    return set_f1(pred, ref)
 
 
 def token_f1(pred: str, gold: str, lower: bool = True, drop_punctuation: bool = False) -> float:

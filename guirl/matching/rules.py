@@ -62,7 +62,7 @@ rounding cannot drop it; AITW could miss such a point only for a box that
 reaches off screen); AITW's own scroll matching compares only the main axis
 of the two finger paths (up matches down), while guirl's offline metrics
 compare the direction by default (``direction_rule`` in
-:mod:`guirl.eval.offline`).
+:mod:`guirl.matching.step`).
 """
 
 from __future__ import annotations
