@@ -33,6 +33,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from rl_action_types import unchanged_outputs  # noqa: E402
+
 STEP_SPLITS = {"trained_families": "trajectories/test_seed.jsonl", "unseen_families": "trajectories/test_task.jsonl",
                "grounding": "grounding/test_seed.jsonl"}
 
@@ -63,30 +66,6 @@ def load_steps(path: Path) -> list:
     from guirl.data import read_episodes
 
     return [(ep, st, path.parent) for ep in read_episodes(path) for st in ep.steps if st.valid_actions]
-
-
-def action_text(text: str) -> str:
-    """The action part of an output (what follows the thought)."""
-    return text.split("</think>", 1)[1].strip() if "</think>" in text else text.strip()
-
-
-def unchanged_outputs(rows: list[tuple[str, int, object, str]]) -> dict[str, float]:
-    """Over consecutive steps of one episode whose right action differs: the share where the output's action
-    stayed the same. ``rows``: (episode id, step index, right action, output text).
-
-    >>> unchanged_outputs([("e", 0, "a", "<think>1</think>x"), ("e", 1, "b", "<think>2</think>x"), ("e", 2, "c", "y")])
-    {'pairs': 2, 'same_output': 0.5}
-    """
-    episodes: dict[str, dict[int, tuple[object, str]]] = {}
-    for episode, index, truth, text in rows:
-        episodes.setdefault(episode, {})[index] = (truth, action_text(text))
-    pairs = same = 0
-    for steps in episodes.values():
-        for index, (truth, text) in steps.items():
-            if index + 1 in steps and steps[index + 1][0] != truth:
-                pairs += 1
-                same += steps[index + 1][1] == text
-    return {"pairs": pairs, "same_output": same / max(1, pairs)}
 
 
 def paired(before: list[int], after: list[int]) -> dict[str, float]:
@@ -128,7 +107,7 @@ def evaluate(model: str, data: Path, train_data: Path | None, episodes: int, pas
             typed = [o for (_, st, _), o in zip(steps, ok, strict=True) if st.valid_actions[0].type.value == "type"]
             out["type_steps"] = {"step_success": round(sum(typed) / max(1, len(typed)), 4), "n": len(typed)}
             out["per_step"]["type_steps"] = typed
-            out["unchanged_output"] = unchanged_outputs(
+            out["unchanged_output"] = unchanged_outputs(  # the output's action; its thought is not compared
                 [(ep.id, st.index, st.valid_actions[0], text) for (ep, st, _), (_, _, text) in
                  zip(steps, predictions, strict=True)])
     out["steps_eval_s"] = round(time.perf_counter() - start, 1)

@@ -53,8 +53,8 @@ def unchanged_outputs(rows: list[tuple[str, int, object, str]]) -> dict[str, flo
     {'changed_truth_pairs': 2, 'same_output': 0.5, 'outputs_per_episode': 1.5, 'truths_per_episode': 2.0}
     """
     episodes: dict[str, dict[int, tuple[object, str]]] = collections.defaultdict(dict)
-    for episode, index, truth, text in rows:
-        episodes[episode][index] = (truth, text)
+    for episode, index, truth, text in rows:  # the action part: a thought before it does not count
+        episodes[episode][index] = (truth, text.split("</think>", 1)[-1].strip())
     pairs = same = 0
     for steps in episodes.values():
         for index, (truth, text) in steps.items():
