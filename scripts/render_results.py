@@ -71,7 +71,8 @@ def render_base_agent(result: dict) -> list[str]:
 
 def render_base_agent_levers(result: dict) -> list[str]:
     lines = [f"## Base-agent levers (validation seeds {', '.join(map(str, result.get('seeds', [])))})", "",
-             f"Each setting: {result.get('steps')} SFT steps of the multi-step stage from `{result.get('start')}`.", "",
+             f"Each setting: {result.get('steps')} SFT steps of the multi-step stage from `{result.get('start')}`."
+             + (f" {result['note']}." if result.get("note") else ""), "",
              "| setting | history window | thought | seed | trained families | unseen families | grounding | TYPE "
              "| output unchanged | train min |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name, entry in result.get("settings", {}).items():
@@ -83,6 +84,11 @@ def render_base_agent_levers(result: dict) -> list[str]:
                          f"{_f(_get(s, 'unseen_families', 'step_success'))} | {_f(_get(s, 'grounding', 'step_success'))} | "
                          f"{_f(_get(s, 'type_steps', 'step_success'))} | {_f(_get(s, 'unchanged_output', 'same_output'))} | "
                          f"{_f(wall / 60 if wall else None, 1)} |")
+    first = next((v for e in result.get("settings", {}).values() for v in e.get("validation", {}).values()), None)
+    if first:
+        lines += ["", f"Validation steps per seed: {_get(first, 'trained_families', 'n')} (trained families) / "
+                  f"{_get(first, 'unseen_families', 'n')} (unseen families) / {_get(first, 'grounding', 'n')} "
+                  f"(grounding) / {_get(first, 'type_steps', 'n')} (TYPE); greedy."]
     return lines + [""] + _provenance(result)
 
 
@@ -94,7 +100,7 @@ def render() -> str:
              "Rendered by `python scripts/render_results.py` from `results/*.json`, which the benchmarks write; "
              "do not edit by hand (a test checks this page is up to date).", ""]
     for path in sorted(RESULTS.glob("*.json")) if RESULTS.is_dir() else []:
-        renderer = RENDERERS.get(path.stem)
+        renderer = RENDERERS.get(path.stem) or RENDERERS.get(path.stem.rsplit("_", 1)[0])  # e.g. base_agent_levers_600
         if renderer is None:
             raise SystemExit(f"render_results: no renderer for {path.relative_to(ROOT)}; add one to RENDERERS")
         lines += renderer(json.loads(path.read_text())) + [""]
