@@ -214,6 +214,15 @@ def _apply_annotation(score: float, check: Any) -> float:
     return score
 
 
+def _raw_prediction(pred: Any, pred_frame: Frame | None, caller: str) -> tuple[Any, float, float]:
+    """The prediction as the authors' JSON and the size its coordinates are normalised by."""
+    if isinstance(pred, Action):
+        return authors_action(pred), 1.0, 1.0
+    if pred_frame is None:
+        raise ValueError(f"{caller} needs pred_frame, the frame the raw prediction's coordinates are in")
+    return (pred, *_frame_size(pred_frame))
+
+
 def code_check_score(
     pred: Any,
     check: Any,
@@ -243,12 +252,7 @@ def code_check_score(
     """
     if isinstance(pred, ParseFailure):
         return 0.0
-    if isinstance(pred, Action):
-        pred, width, height = authors_action(pred), 1.0, 1.0
-    elif pred_frame is None:
-        raise ValueError("code_check_score needs pred_frame, the frame the raw prediction's coordinates are in")
-    else:
-        width, height = _frame_size(pred_frame)
+    pred, width, height = _raw_prediction(pred, pred_frame, "code_check_score")
     try:
         pred = _norm_coordinate(pred, width, height)
         want = _norm_coordinate(check, float(screen_size[0]), float(screen_size[1]))
@@ -274,12 +278,7 @@ def code_action_score(
     """
     if isinstance(pred, ParseFailure):
         return 0.0
-    if isinstance(pred, Action):
-        pred, width, height = authors_action(pred), 1.0, 1.0
-    elif pred_frame is None:
-        raise ValueError("code_action_score needs pred_frame, the frame the raw prediction's coordinates are in")
-    else:
-        width, height = _frame_size(pred_frame)
+    pred, width, height = _raw_prediction(pred, pred_frame, "code_action_score")
     want = authors_action(gt, ground_truth=True)
     try:
         type_match, full_match = _check_response_match(_norm_coordinate(pred, width, height), want, point_tolerance)
