@@ -141,7 +141,7 @@ def episode_success(policy, engine, data: Path, episodes: int, max_new_tokens: i
         per_family[spec.task] = per_family.get(spec.task, 0) + int(bool(tr.success))
     wins = sum(per_family.values())
     return {"success": round(wins / len(specs), 4), "n": len(specs), "per_family": per_family,
-            "wall_s": round(time.perf_counter() - start, 1)}
+            "per_episode": [int(bool(tr.success)) for tr in trajs], "wall_s": round(time.perf_counter() - start, 1)}
 
 
 def room_for_rl(policy, engine, steps: list, k: int, max_new_tokens: int, states: int = 200) -> dict:

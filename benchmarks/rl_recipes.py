@@ -1,19 +1,26 @@
-"""Held-out success of the single-step RL recipes against their starting point (the shipped base agent).
+"""Held-out success of the RL recipes against their starting point, paired step by step.
 
-    python benchmarks/rl_recipes.py [--recipes litegui_mdgrpo_tiny guilibra_kl_grpo_sngs_tiny infigui_rloo_tiny]
-                                    [--seeds 0 1 2] [--out runs/bench-rl] [--samples 120] [key=value ...]
+    python benchmarks/rl_recipes.py [--recipes guilibra_kl_grpo_sngs_tiny infigui_rloo_tiny]
+                                    [--seeds 0 1 2] [--eval-seed 7] [--per-task 24] [--samples 0]
+                                    [--base checkpoints/base-agent-history-tiny] [--out runs/bench-rl]
+                                    [--results results/rl_recipes.json] [key=value ...]
 
 For every recipe and training seed it runs ``guirl train <method> --config recipes/<recipe>.yaml`` (the method
-its first line names: ``grpo``, ``semi_online``; as a
-subprocess: its wall time and peak RSS are its own) on built-in-world states of data seed 3, then
-evaluates the final model greedily (batched engine) on held-out data of seed 7 (the base agent
-trained on seed 0): multi-step steps of trained task families (``steps_unseen_seeds``), of unseen
-families (``steps_unseen_tasks``), grounding screens, and whole-episode success when the agent plays
-sim tasks of the trained families. Prints, per recipe and split, the base agent's score, the mean
-and standard deviation over seeds after training, the difference, and the mean wall time.
-Resumable: finished (recipe, seed) runs are read back from ``--out/results.json``; an interrupted
-training run resumes from its last checkpoint. Extra ``key=value`` arguments override every recipe
-(e.g. ``max_steps=100``), for ablations: ``--tag`` names such a variant in the results.
+its first line names: ``grpo``, ``semi_online``; as a subprocess: its wall time and peak RSS are its own) on
+built-in-world states of data seed 3, then evaluates the final model greedily (batched engine, prompted as the
+model was trained: its history window and thought) on held-out data of ``--eval-seed`` (7, never trained or
+tuned on; 5 or 6 to choose settings on validation data): multi-step steps of trained task families
+(``steps_unseen_seeds``), of unseen families (``steps_unseen_tasks``), grounding screens, error-recovery steps
+and whole-episode success when the agent plays sim tasks of the trained families. The base model meets the
+same steps, so every run has a paired difference per split (mean per-step difference and its 95% interval).
+
+Prints, per recipe and split, the base score, mean and standard deviation over seeds after training, the
+difference, each seed's paired interval and the mean wall time, and says whether the recipe passes the
+bar on trained-family multi-step steps: a gain above twice the spread over seeds with every seed's paired
+interval above 0. Resumable: finished (recipe, seed) runs are read back from ``--out/results.json``; an
+interrupted training run resumes from its last checkpoint. Extra ``key=value`` arguments override every recipe
+(e.g. ``max_steps=100``), for ablations: ``--tag`` names such a variant in the results. ``--results`` writes
+the table (command, commit, seeds; no per-step vectors) as JSON for docs/results.md.
 """
 
 from __future__ import annotations
@@ -29,46 +36,53 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
 SPLITS = {"steps_unseen_seeds": "trajectories/test_seed.jsonl", "steps_unseen_tasks": "trajectories/test_task.jsonl",
           "grounding": "grounding/test_seed.jsonl",
           # error-escape and back-on-track steps built from data seed 7's episodes (InfiGUI-R1's scenarios)
           "recovery": "trajectories/recovery.jsonl"}
 
 
-def ensure_data(out: Path, seed: int) -> Path:
+def ensure_data(out: Path, seed: int, per_task: int | None = None) -> Path:
+    """Data of ``seed`` under ``out`` (generated once); ``per_task`` held-out episodes per trained family
+    (the default volume when None)."""
     from guirl.envs.sim import generate_dataset
 
-    path = out / f"sim-seed{seed}"
+    path = out / (f"sim-seed{seed}" + (f"-t{per_task}" if per_task else ""))
     if not (path / "manifest.json").is_file():
-        generate_dataset(out_dir=str(path), seed=seed)
+        generate_dataset(out_dir=str(path), seed=seed, **({"test_per_task": per_task} if per_task else {}))
     return path
 
 
 def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, seed: int = 0,
-                   splits: list[str] | None = None) -> dict[str, float]:
-    """Greedy held-out step success per split (batched), and sim episode success (``splits``: only those)."""
-    from guirl.eval.online import evaluate_online
+                   splits: list[str] | None = None) -> dict:
+    """Greedy held-out step success per split (batched), and sim episode success (``splits``: only those).
+    ``samples`` steps per split (0: all); ``scores["per_step"][split]`` holds each step's 0/1 outcome, in an
+    order fixed by the data and ``seed``, so two models' vectors pair step by step."""
+    from base_agent import episode_success  # benchmarks/ (rl_action_types imports this module)
+
     from guirl.eval.steps import evaluate_steps
     from guirl.models.load import load_policy
     from guirl.rollout.hf_engine import HFEngine
-    from guirl.rollout.policy import ModelPolicy
     from guirl.trainers.rl_common import load_states
 
     policy = load_policy(model_dir)
     engine = HFEngine.from_policy(policy)
-    scores = {}
+    scores: dict = {"per_step": {}}
     for name, rel in SPLITS.items():
-        if splits is not None and name not in splits:
+        if (splits is not None and name not in splits) or not (data / rel).is_file():
             continue
         held = [(s.episode, s.step, s.root) for s in load_states([str(data / rel)]) if s.step.valid_actions]
-        held = random.Random(seed).sample(held, min(samples, len(held)))
-        scores[name] = evaluate_steps(engine, policy.prompt, policy.frame_for, held, max_new_tokens=80)["eval/step_success"]
-    manifest = json.loads((data / "manifest.json").read_text())
-    families = manifest["splits"]["train"]
+        held = random.Random(seed).sample(held, min(samples or len(held), len(held)))
+        predictions: list = []
+        scores[name] = evaluate_steps(engine, policy.prompt, policy.frame_for, held, 96, predictions)["eval/step_success"]
+        scores["per_step"][name] = [int(m.success) for _, m, _ in predictions]
+    families = json.loads((data / "manifest.json").read_text())["splits"]["train"]
     if episodes and (splits is None or "episode_success" in splits):
-        rows, _ = evaluate_online("sim", families, episodes, ModelPolicy(policy, temperature=0.0, max_new_tokens=80),
-                                  max_steps=12, env_kwargs={"preset": manifest["config"]["preset"]}, seed=70_000)
-        scores["episode_success"] = sum(r.successes for r in rows) / max(1, sum(r.episodes for r in rows))
+        live = episode_success(policy, engine, data, episodes * len(families), 96)
+        scores["episode_success"] = live["success"]
+        scores["per_step"]["episode_success"] = live["per_episode"]
     return scores
 
 
@@ -162,65 +176,106 @@ def _portable(path: str) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--recipes", nargs="+", default=["litegui_mdgrpo_tiny", "guilibra_kl_grpo_sngs_tiny", "infigui_rloo_tiny"])
+    parser.add_argument("--recipes", nargs="+", default=["guilibra_kl_grpo_sngs_tiny", "infigui_rloo_tiny"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--out", default="runs/bench-rl")
-    parser.add_argument("--samples", type=int, default=120, help="held-out steps per split")
-    parser.add_argument("--episodes", type=int, default=4, help="sim episodes per trained task family")
+    parser.add_argument("--eval-seed", type=int, default=7, help="held-out data seed (7; 5 or 6 to choose settings)")
+    parser.add_argument("--per-task", type=int, default=24,
+                        help="held-out episodes per trained family (24 gives over 1,000 multi-step steps)")
+    parser.add_argument("--samples", type=int, default=0, help="held-out steps per split (0: every step)")
+    parser.add_argument("--episodes", type=int, default=8, help="live sim episodes per trained task family")
     parser.add_argument("--tag", default="", help="name of this variant in the results (with overrides)")
-    parser.add_argument("--base", default=str(ROOT / "checkpoints" / "base-agent-tiny"),
+    parser.add_argument("--base", default=str(ROOT / "checkpoints" / "base-agent-history-tiny"),
                         help="starting model the recipes train from (model=...) and the reference row")
+    parser.add_argument("--results", default=None, help="write the table as JSON here (e.g. results/rl_recipes.json)")
     parser.add_argument("overrides", nargs="*", help="key=value applied to every recipe")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.json"
     results = json.loads(results_path.read_text()) if results_path.is_file() else {}
-    train_data, eval_data = ensure_data(out, 3), ensure_data(out, 7)
+    train_data, eval_data = ensure_data(out, 3), ensure_data(out, args.eval_seed, args.per_task)
+    setting = {"base_model": _portable(args.base), "eval_seed": args.eval_seed, "per_task": args.per_task,
+               "samples": args.samples, "episodes": args.episodes}
     if "base" not in results:
         results["base"] = evaluate_model(Path(args.base), eval_data, args.samples, args.episodes)
-        results["base_model"] = _portable(args.base)
+        results["setting"] = setting
         results_path.write_text(json.dumps(results, indent=1))
-    elif _portable(results.get("base_model", str(ROOT / "checkpoints" / "base-agent-tiny"))) != _portable(args.base):
-        raise SystemExit(f"{results_path} holds results from base model {results.get('base_model')}; "
-                         f"use another --out for --base {args.base}")
-    elif missing := [s for s in SPLITS if s not in results["base"]]:  # a split added since the base row was measured
-        results["base"] |= evaluate_model(Path(args.base), eval_data, args.samples, args.episodes, splits=missing)
-        results_path.write_text(json.dumps(results, indent=1))
+    elif results.get("setting") != setting:
+        raise SystemExit(f"rl_recipes: error: {results_path} holds results of {results.get('setting')}; "
+                         f"use another --out for {setting}")
     for recipe in args.recipes:
         name = recipe + (f"[{args.tag}]" if args.tag else "")
         for seed in args.seeds:
             key = f"{name}/seed{seed}"
             if key in results:
                 continue
-            overrides = args.overrides + ([f"model={args.base}"] if args.base != parser.get_default("base") else [])
-            info = train(recipe, seed, out, train_data, overrides)
+            info = train(recipe, seed, out, train_data, [*args.overrides, f"model={args.base}"])
             info["scores"] = evaluate_model(Path(info["run"]) / "final", eval_data, args.samples, args.episodes)
             results[key] = info
             results_path.write_text(json.dumps(results, indent=1))
-            print(key, json.dumps(info), flush=True)
-    print_table(results, args.samples)
+            print(key, json.dumps({k: v for k, v in info["scores"].items() if k != "per_step"}), flush=True)
+    summary = summarise(results)
+    print_table(summary)
+    if args.results:
+        from base_agent import commit
+
+        summary |= {"command": " ".join(["python", "benchmarks/rl_recipes.py", *sys.argv[1:]]), "commit": commit(),
+                    "train_data_seed": 3, "setting": results["setting"]}
+        Path(args.results).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.results).write_text(json.dumps(summary, indent=1))
 
 
-def print_table(results: dict, samples: int) -> None:
+def verdict(gain: float, spread: float, lows: list[float]) -> bool:
+    """The bar a recipe must clear: a mean gain above twice the spread over seeds, every seed's paired
+    95% interval above 0.
+
+    >>> verdict(0.05, 0.01, [0.01, 0.02, 0.005]), verdict(0.05, 0.03, [0.01, 0.02, 0.005]), verdict(0.05, 0.0, [0.0])
+    (True, False, False)
+    """
+    return gain > 2 * spread and all(low > 0 for low in lows)
+
+
+def summarise(results: dict) -> dict:
+    """Per recipe and split: base, per-seed scores and paired intervals, mean, spread, gain, wall time, RSS."""
+    from base_agent import paired
     base = results["base"]
-    print(f"\nheld-out step success, n = {samples} steps per split (episode success: sim episodes); "
-          "mean +- std over seeds")
-    print(f"{'recipe':<44} {'split':<20} {'base':>6} {'after':>15} {'delta':>7} {'seeds':>5} {'wall min':>8} "
-          f"{'RSS GB':>6}  per seed")
-    names = sorted({k.split('/')[0] for k in results if k not in ("base", "base_model")})
+    table: dict = {}
+    names = sorted({k.split("/")[0] for k in results if k not in ("base", "setting", "base_model")})
     for name in names:
-        runs = [v for k, v in results.items() if k.split("/")[0] == name]
-        wall = statistics.mean(r["wall_s"] for r in runs) / 60
-        rss = max(r["peak_rss_mb"] for r in runs) / 1024
-        for split in base:
-            values = [r["scores"][split] for r in runs if split in r["scores"]]
-            if not values:  # measured before this split was added
+        runs = {k.split("/")[1]: v for k, v in results.items() if k.split("/")[0] == name}
+        rows = {}
+        for split in (s for s in base if s != "per_step"):
+            seeds = {seed: r for seed, r in runs.items() if split in r["scores"]}
+            if not seeds:
                 continue
+            values = [r["scores"][split] for r in seeds.values()]
             mean = statistics.mean(values)
-            std = statistics.stdev(values) if len(values) > 1 else 0.0
-            print(f"{name:<44} {split:<20} {base[split]:>6.3f} {mean:>8.3f} +-{std:.3f} {mean - base[split]:>+7.3f} "
-                  f"{len(values):>5} {wall:>8.1f} {rss:>6.2f}  " + " ".join(f"{v:.3f}" for v in values))
+            spread = statistics.stdev(values) if len(values) > 1 else 0.0
+            pairs = {seed: paired(base["per_step"][split], r["scores"]["per_step"][split])
+                     for seed, r in seeds.items() if split in r["scores"].get("per_step", {})}
+            rows[split] = {"base": round(base[split], 4), "mean": round(mean, 4), "spread": round(spread, 4),
+                           "gain": round(mean - base[split], 4), "per_seed": {k: round(v, 4) for k, v in
+                                                                              zip(seeds, values, strict=True)},
+                           "paired": pairs, "n": len(base["per_step"].get(split, [])),
+                           "passes": verdict(mean - base[split], spread, [p["low"] for p in pairs.values()])
+                           if len(values) > 1 else None}
+        table[name] = {"splits": rows, "seeds": len(runs),
+                       "wall_min": round(statistics.mean(r["wall_s"] for r in runs.values()) / 60, 2),
+                       "peak_rss_gb": round(max(r["peak_rss_mb"] for r in runs.values()) / 1024, 2)}
+    return {"base_model": results.get("setting", {}).get("base_model"), "recipes": table}
+
+
+def print_table(summary: dict) -> None:
+    print(f"\nheld-out success from {summary['base_model']}: mean +- spread over seeds, each seed's paired 95% interval")
+    print(f"{'recipe':<40} {'split':<20} {'n':>5} {'base':>6} {'after':>15} {'gain':>7} {'wall min':>8} {'RSS GB':>6}"
+          "  paired per seed  bar")
+    for name, row in summary["recipes"].items():
+        for split, r in row["splits"].items():
+            pairs = " ".join(f"{p['diff']:+.3f}[{p['low']:+.3f},{p['high']:+.3f}]" for p in r["paired"].values())
+            bar = {True: "pass", False: "miss", None: "-"}[r["passes"]]
+            print(f"{name:<40} {split:<20} {r['n']:>5} {r['base']:>6.3f} {r['mean']:>8.3f} +-{r['spread']:.3f} "
+                  f"{r['gain']:>+7.3f} {row['wall_min']:>8.1f} {row['peak_rss_gb']:>6.2f}  {pairs}  {bar}")
 
 
 if __name__ == "__main__":

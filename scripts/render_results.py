@@ -92,7 +92,26 @@ def render_base_agent_levers(result: dict) -> list[str]:
     return lines + [""] + _provenance(result)
 
 
-RENDERERS = {"base_agent": render_base_agent, "base_agent_levers": render_base_agent_levers}
+def render_rl_recipes(result: dict) -> list[str]:
+    setting = result.get("setting", {})
+    seed = setting.get("eval_seed")
+    kind = "held-out" if seed == 7 else "validation"
+    lines = [f"## RL recipes from `{result.get('base_model')}` ({kind} data seed {seed})", "",
+             "Training on data seed 3; greedy evaluation of the same steps before and after. The bar: a gain above "
+             "twice the spread over seeds with every seed's paired 95% interval above 0.", "",
+             "| recipe | split | n | start | after (mean +- spread) | gain | paired per seed | bar | train min | RSS GB |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, row in result.get("recipes", {}).items():
+        for split, r in row["splits"].items():
+            pairs = "; ".join(f"{p['diff']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]" for p in r["paired"].values())
+            bar = {True: "pass", False: "miss", None: "-"}[r["passes"]]
+            lines.append(f"| {name} | {split} | {r['n']} | {_f(r['base'])} | {_f(r['mean'])} +- {_f(r['spread'])} | "
+                         f"{r['gain']:+.3f} | {pairs} | {bar} | {_f(row['wall_min'], 1)} | {_f(row['peak_rss_gb'], 2)} |")
+    return lines + [""] + _provenance(result)
+
+
+RENDERERS = {"base_agent": render_base_agent, "base_agent_levers": render_base_agent_levers,
+             "rl_recipes": render_rl_recipes}
 
 
 def render() -> str:

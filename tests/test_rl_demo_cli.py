@@ -22,3 +22,14 @@ def test_rl_demo_runs_and_writes_the_report(tmp_path, capsys):
 def test_rl_demo_names_a_missing_model(tmp_path, capsys):
     assert main(["rl-demo", "--out", str(tmp_path), "--model", str(tmp_path / "nope")]) == 2
     assert "is not a model directory" in capsys.readouterr().err
+
+
+def test_rl_demo_without_training_pairs_the_same_steps(tmp_path, capsys):
+    """--steps 0 evaluates the start twice on the same held-out steps: the paired difference is exactly 0."""
+    out = tmp_path / "demo"
+    code = main(["rl-demo", "--out", str(out), "--model", str(tiny_model_dir("qwen3_vl")), "--steps", "0",
+                 "--heldout", "8", "max_new_tokens=8", "num_threads=1"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "difference  +0.000  paired 95% CI [+0.000, +0.000]" in printed, printed
+    assert not (out / "run" / "final").exists()

@@ -30,7 +30,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", default="guirl-demo/rl", help="output directory (default: ./guirl-demo/rl)")
     parser.add_argument("--model", default=str(SHIPPED_AGENT), help="starting checkpoint (default: the shipped base agent)")
     parser.add_argument("--config", default=str(RECIPE), help="GRPO recipe (default: recipes/guilibra_kl_grpo_sngs_tiny.yaml)")
-    parser.add_argument("--steps", type=int, default=None, help="optimiser steps (default: the recipe's max_steps)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="optimiser steps (default: the recipe's max_steps; 0: no training, the start evaluated twice)")
     parser.add_argument("--heldout", type=int, default=120, help="held-out multi-step steps evaluated (default: 120)")
     parser.add_argument("--seed", type=int, default=0, help="training seed")
     parser.add_argument("overrides", nargs="*", help="dotted overrides of the recipe, e.g. optim.lr=1e-5")
@@ -80,12 +81,13 @@ def run(args: argparse.Namespace) -> int:
           f"{len(held)} held-out multi-step steps (seed 7)")
     before, before_pred = _evaluate(model, held)
     print(f"before: held-out step success {before['eval/step_success']:.3f}  ({time.perf_counter() - start:.0f} s)")
-    steps = [f"max_steps={args.steps}"] if args.steps is not None else []
+    steps = [f"max_steps={args.steps}"] if args.steps else []
     overrides = [f"model={model}", f"output_dir={out / 'run'}", *steps, f"seed={args.seed}",
                  f"train_data=[{train_dir / 'trajectories' / 'train.jsonl'}]", "report_to=[]", *args.overrides]
     cfg = load_config(GRPOConfig, args.config, overrides)
-    result = train_grpo(cfg)
-    after, after_pred = _evaluate(result["final_dir"], held)
+    # --steps 0 trains nothing and evaluates the start twice: the difference is exactly 0 (a check of the pairing)
+    final = model if args.steps == 0 else train_grpo(cfg)["final_dir"]
+    after, after_pred = _evaluate(final, held)
     n = len(held)
     rows = []
     for name, scores in (("base agent", before), ("after GRPO", after)):
@@ -102,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {row['model']:<11} step success {row['step success']}  95% CI {row['95% CI']}  "
               f"type match {row['type match']}  parse rate {row['parse rate']}")
     print(f"  difference  {mean:+.3f}  paired 95% CI [{mean - half:+.3f}, {mean + half:+.3f}]")
-    report = _report(out, held, before_pred, after_pred, rows, mean, half, Path(cfg.output_dir) / "metrics.jsonl")
+    curves = Path(cfg.output_dir) / "metrics.jsonl"
+    report = _report(out, held, before_pred, after_pred, rows, mean, half, curves if curves.is_file() else None)
     print(f"\nreport: {report}\nwall time {time.perf_counter() - start:.0f} s")
     return 0
 
