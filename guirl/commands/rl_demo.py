@@ -1,6 +1,6 @@
 """``guirl rl-demo``: post-train the shipped base agent with RL on the built-in world, before vs after.
 
-The main job of the README's set-up (``make demo``). It starts from ``checkpoints/base-agent-tiny``, generates
+The main job of the README's set-up (``make demo``). It starts from ``checkpoints/base-agent-history-tiny``, generates
 built-in-world data (training states of data seed 3; held-out multi-step steps of seed 7, which
 neither the base agent nor this run trained on), measures held-out step success greedily, runs a
 GRPO-family recipe (``recipes/guilibra_kl_grpo_sngs_tiny.yaml`` by default, ``--config`` any other;
@@ -18,7 +18,7 @@ import random
 import time
 from pathlib import Path
 
-SHIPPED_AGENT = Path(__file__).resolve().parents[2] / "checkpoints" / "base-agent-tiny"
+SHIPPED_AGENT = Path(__file__).resolve().parents[2] / "checkpoints" / "base-agent-history-tiny"
 RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "guilibra_kl_grpo_sngs_tiny.yaml"
 
 

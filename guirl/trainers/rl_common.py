@@ -77,7 +77,7 @@ def load_states(paths: Sequence[str], data_format: str = "guirl", image_root: st
 class RecordedStatesConfig(TrainerConfig):
     """The fields every trainer on recorded states shares (GRPO family, OPD): policy, data, held-out split, prompt."""
 
-    model: str = Field("checkpoints/base-agent-tiny", description="starting policy (model directory)")
+    model: str = Field("checkpoints/base-agent-history-tiny", description="starting policy (model directory)")
     train_data: list[str] = Field(default_factory=list, description="recorded episodes to sample states from")
     data_format: str = Field("guirl", description="'guirl' trajectory JSONL, or a guirl.data.adapters format name")
     image_root: str | None = Field(None, description="image directory of adapter formats (default: next to the file)")
