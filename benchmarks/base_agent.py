@@ -165,6 +165,22 @@ def room_for_rl(policy, engine, steps: list, k: int, max_new_tokens: int, states
             "n": len(hits)}
 
 
+def training_summary(record: dict) -> dict:
+    """Command, steps, wall time and peak RSS from a checkpoint's training_record.json; a run trained over several
+    processes (``processes``: one entry per process) counts every process's wall time and the largest peak.
+
+    >>> training_summary({"command": "c", "steps": 9, "wall_time_s": 5.0, "peak_rss_mb": 3.0,
+    ...                   "processes": [{"wall_time_s": 10.0, "peak_rss_mb": 2.0}, {"wall_time_s": 5.0, "peak_rss_mb": 3.0}]})
+    {'command': 'c', 'steps': 9, 'wall_time_s': 15.0, 'peak_rss_mb': 3.0, 'processes': 2}
+    """
+    out = {k: record.get(k) for k in ("command", "steps", "wall_time_s", "peak_rss_mb")}
+    if record.get("processes"):
+        out["wall_time_s"] = sum(p["wall_time_s"] for p in record["processes"])
+        out["peak_rss_mb"] = max(p["peak_rss_mb"] for p in record["processes"])
+        out["processes"] = len(record["processes"])
+    return out
+
+
 def commit() -> str:
     """The checkout's commit (``GUIRL_COMMIT`` when run from a snapshot copy of a commit)."""
     import os
@@ -231,7 +247,7 @@ def main(argv: list[str] | None = None) -> dict:
         record = Path(model) / "training_record.json"
         if record.is_file():
             info = json.loads(record.read_text())
-            result["models"][model]["training"] = {k: info.get(k) for k in ("command", "wall_time_s", "peak_rss_mb", "steps")}
+            result["models"][model]["training"] = training_summary(info)
     first = result["models"][args.models[0]]
     result["paired"] = {m: {k: paired(first["per_step"][k], r["per_step"][k]) for k in STEP_SPLITS}
                         for m, r in result["models"].items() if m != args.models[0]}

@@ -64,7 +64,8 @@ def render_base_agent(result: dict) -> list[str]:
     for model in models:
         train = _get(result["models"][model], "training")
         if train and train.get("wall_time_s"):
-            lines.append(f"`{Path(model).name}` training: {train['wall_time_s'] / 60:.0f} min, peak RSS "
+            over = f" over {train['processes']} processes" if train.get("processes") else ""
+            lines.append(f"`{Path(model).name}` training: {train['wall_time_s'] / 60:.0f} min{over}, peak RSS "
                          f"{train.get('peak_rss_mb') or 0:.0f} MB, {train.get('steps')} steps (`{train.get('command')}`).")
     return lines + [""] + _provenance(result)
 
