@@ -140,10 +140,11 @@ class SemiOnlineSampler:
 
     def rollout(self, model, drawn: list[RecordedEpisode], step: int) -> tuple[list[Rollout], dict[str, float]]:
         """Replay every drawn episode ``group_size`` times in lock-step; the rollouts with their Samples."""
-        from guirl.actions import Frame, ParseFailure, parse_action
+        from guirl.actions import ParseFailure
         from guirl.models.scoring import encode_prompt
         from guirl.rollout.engine import SamplingParams
         from guirl.rollout.history import window_prompt
+        from guirl.rollout.online import executed_action
         from guirl.rollout.sample import Sample
         from guirl.rollout.window import PastStep
 
@@ -182,12 +183,8 @@ class SemiOnlineSampler:
             totals, named, _ = self.rewards(texts, per)
             for r, prompt, frame, (c,), total, parts, image_sizes in zip(live, prompts, frames, outputs, totals, named,
                                                                           sizes, strict=True):
-                action = parse_action(c.text, policy.prompt.fmt, frame)
-                if action:
-                    try:
-                        action = action.to_frame(Frame.screen(*r.obs.screenshot.size))
-                    except ValueError as err:
-                        action = ParseFailure(reason=f"cannot convert to screen pixels: {err}")
+                executed, failure = executed_action(c.text, policy.prompt.fmt, frame, r.obs.frame)
+                action = executed if executed is not None else ParseFailure(reason=failure)
                 screenshot = r.obs.screenshot
                 obs, _, terminated, truncated, info = r.env.step(action)
                 if stores[r.group] is not None and action:
