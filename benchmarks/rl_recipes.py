@@ -21,6 +21,10 @@ interval above 0. Resumable: finished (recipe, seed) runs are read back from ``-
 interrupted training run resumes from its last checkpoint. Extra ``key=value`` arguments override every recipe
 (e.g. ``max_steps=100``), for ablations: ``--tag`` names such a variant in the results. ``--results`` writes
 the table (command, commit, seeds; no per-step vectors) as JSON for docs/results.md.
+
+``--trainer trl`` trains the same recipe with TRL's GRPOTrainer instead (``benchmarks/rl_trl.py``: same model,
+prompts, states in the same order, reward, G, sampling, learning rate, steps; plain GRPO only); its rows are named
+``trl:<recipe>``, and when both trainers' runs of a recipe are in ``--out`` the gains are printed side by side.
 """
 
 from __future__ import annotations
@@ -86,10 +90,15 @@ def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, see
     return scores
 
 
-def train(recipe: str, seed: int, out: Path, data: Path, overrides: list[str]) -> dict:
-    run = out / f"{recipe}{'-' + overrides_tag(overrides) if overrides else ''}-seed{seed}"
-    cmd = [sys.executable, "-m", "guirl", "train", recipe_method(recipe), "--config", str(ROOT / "recipes" / f"{recipe}.yaml"),
-           f"output_dir={run}", f"seed={seed}", "report_to=[]", *_data_overrides(recipe, data), *overrides]
+def train(recipe: str, seed: int, out: Path, data: Path, overrides: list[str], trainer: str = "guirl") -> dict:
+    """Train ``recipe`` with guirl (``guirl train <method>``) or TRL's GRPOTrainer (``benchmarks/rl_trl.py``)."""
+    prefix = "trl-" if trainer == "trl" else ""
+    run = out / f"{prefix}{recipe}{'-' + overrides_tag(overrides) if overrides else ''}-seed{seed}"
+    config = ["--config", str(ROOT / "recipes" / f"{recipe}.yaml")]
+    command = ([str(ROOT / "benchmarks" / "rl_trl.py"), *config] if trainer == "trl"
+               else ["-m", "guirl", "train", recipe_method(recipe), *config])
+    cmd = [sys.executable, *command, f"output_dir={run}", f"seed={seed}", "report_to=[]", *_data_overrides(recipe, data),
+           *overrides]
     wall, peak_mb = run_measured(cmd)
     return {"run": str(run), "wall_s": wall, "peak_rss_mb": peak_mb}
 
@@ -187,6 +196,8 @@ def main() -> None:
     parser.add_argument("--tag", default="", help="name of this variant in the results (with overrides)")
     parser.add_argument("--base", default=str(ROOT / "checkpoints" / "base-agent-history-tiny"),
                         help="starting model the recipes train from (model=...) and the reference row")
+    parser.add_argument("--trainer", choices=["guirl", "trl"], default="guirl",
+                        help="train with guirl, or with TRL's GRPOTrainer on the same recipe (benchmarks/rl_trl.py)")
     parser.add_argument("--results", default=None, help="write the table as JSON here (e.g. results/rl_recipes.json)")
     parser.add_argument("overrides", nargs="*", help="key=value applied to every recipe")
     args = parser.parse_args()
@@ -205,12 +216,12 @@ def main() -> None:
         raise SystemExit(f"rl_recipes: error: {results_path} holds results of {results.get('setting')}; "
                          f"use another --out for {setting}")
     for recipe in args.recipes:
-        name = recipe + (f"[{args.tag}]" if args.tag else "")
+        name = ("trl:" if args.trainer == "trl" else "") + recipe + (f"[{args.tag}]" if args.tag else "")
         for seed in args.seeds:
             key = f"{name}/seed{seed}"
             if key in results:
                 continue
-            info = train(recipe, seed, out, train_data, [*args.overrides, f"model={args.base}"])
+            info = train(recipe, seed, out, train_data, [*args.overrides, f"model={args.base}"], args.trainer)
             info["scores"] = evaluate_model(Path(info["run"]) / "final", eval_data, args.samples, args.episodes)
             results[key] = info
             results_path.write_text(json.dumps(results, indent=1))
@@ -263,7 +274,30 @@ def summarise(results: dict) -> dict:
         table[name] = {"splits": rows, "seeds": len(runs),
                        "wall_min": round(statistics.mean(r["wall_s"] for r in runs.values()) / 60, 2),
                        "peak_rss_gb": round(max(r["peak_rss_mb"] for r in runs.values()) / 1024, 2)}
-    return {"base_model": results.get("setting", {}).get("base_model"), "recipes": table}
+    return {"base_model": results.get("setting", {}).get("base_model"), "recipes": table, "versus_trl": versus_trl(table)}
+
+
+def versus_trl(table: dict, split: str = "steps_unseen_seeds") -> dict:
+    """guirl's gain beside TRL's on the same recipe (``X`` and ``trl:X``): the issue's bar is that guirl's gain
+    is not below TRL's by more than the two spreads.
+
+    >>> row = lambda gain, spread: {"splits": {"steps_unseen_seeds": {"gain": gain, "spread": spread}}, "wall_min": 1}
+    >>> versus_trl({"r": row(0.02, 0.01), "trl:r": row(0.05, 0.01)})["r"]["passes"]
+    False
+    >>> versus_trl({"r": row(0.04, 0.01), "trl:r": row(0.05, 0.01)})["r"]["passes"]
+    True
+    """
+    out = {}
+    for name, row in table.items():
+        other = table.get(f"trl:{name}")
+        if name.startswith("trl:") or other is None or split not in row["splits"] or split not in other["splits"]:
+            continue
+        mine, theirs = row["splits"][split], other["splits"][split]
+        out[name] = {"split": split, "guirl_gain": mine["gain"], "guirl_spread": mine["spread"],
+                     "trl_gain": theirs["gain"], "trl_spread": theirs["spread"],
+                     "guirl_wall_min": row["wall_min"], "trl_wall_min": other["wall_min"],
+                     "passes": mine["gain"] >= theirs["gain"] - (mine["spread"] + theirs["spread"])}
+    return out
 
 
 def print_table(summary: dict) -> None:
@@ -276,6 +310,11 @@ def print_table(summary: dict) -> None:
             bar = {True: "pass", False: "miss", None: "-"}[r["passes"]]
             print(f"{name:<40} {split:<20} {r['n']:>5} {r['base']:>6.3f} {r['mean']:>8.3f} +-{r['spread']:.3f} "
                   f"{r['gain']:>+7.3f} {row['wall_min']:>8.1f} {row['peak_rss_gb']:>6.2f}  {pairs}  {bar}")
+    for name, v in summary.get("versus_trl", {}).items():
+        print(f"\nguirl vs TRL's GRPOTrainer on {name} ({v['split']}): gain {v['guirl_gain']:+.3f} +- "
+              f"{v['guirl_spread']:.3f} vs {v['trl_gain']:+.3f} +- {v['trl_spread']:.3f}; wall min "
+              f"{v['guirl_wall_min']:.1f} vs {v['trl_wall_min']:.1f}; "
+              f"{'not below TRL by more than the two spreads' if v['passes'] else 'below TRL by more than the two spreads'}")
 
 
 if __name__ == "__main__":
