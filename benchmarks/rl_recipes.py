@@ -196,6 +196,8 @@ def main() -> None:
     parser.add_argument("--tag", default="", help="name of this variant in the results (with overrides)")
     parser.add_argument("--base", default=str(ROOT / "checkpoints" / "base-agent-history-tiny"),
                         help="starting model the recipes train from (model=...) and the reference row")
+    parser.add_argument("--splits", nargs="+", default=None,
+                        help="evaluate the trained models on these splits only (default: all; the base meets all)")
     parser.add_argument("--trainer", choices=["guirl", "trl"], default="guirl",
                         help="train with guirl, or with TRL's GRPOTrainer on the same recipe (benchmarks/rl_trl.py)")
     parser.add_argument("--results", default=None, help="write the table as JSON here (e.g. results/rl_recipes.json)")
@@ -222,7 +224,8 @@ def main() -> None:
             if key in results:
                 continue
             info = train(recipe, seed, out, train_data, [*args.overrides, f"model={args.base}"], args.trainer)
-            info["scores"] = evaluate_model(Path(info["run"]) / "final", eval_data, args.samples, args.episodes)
+            info["scores"] = evaluate_model(Path(info["run"]) / "final", eval_data, args.samples, args.episodes,
+                                            splits=args.splits)
             results[key] = info
             results_path.write_text(json.dumps(results, indent=1))
             print(key, json.dumps({k: v for k, v in info["scores"].items() if k != "per_step"}), flush=True)
