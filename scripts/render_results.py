@@ -108,11 +108,36 @@ def render_rl_recipes(result: dict) -> list[str]:
             bar = {True: "pass", False: "miss", None: "-"}[r["passes"]]
             lines.append(f"| {name} | {split} | {r['n']} | {_f(r['base'])} | {_f(r['mean'])} +- {_f(r['spread'])} | "
                          f"{r['gain']:+.3f} | {pairs} | {bar} | {_f(row['wall_min'], 1)} | {_f(row['peak_rss_gb'], 2)} |")
+    versus = result.get("versus_trl") or {}
+    if versus:
+        lines += ["", "guirl against TRL's GRPOTrainer on the same recipe (the bar: guirl's gain is not below TRL's by "
+                  "more than the two spreads):", "",
+                  "| recipe | split | guirl gain | TRL gain | guirl train min | TRL train min | bar |", "|---|---|---|---|---|---|---|"]
+        for name, v in versus.items():
+            lines.append(f"| {name} | {v['split']} | {v['guirl_gain']:+.3f} +- {_f(v['guirl_spread'])} | "
+                         f"{v['trl_gain']:+.3f} +- {_f(v['trl_spread'])} | {_f(v['guirl_wall_min'], 1)} | "
+                         f"{_f(v['trl_wall_min'], 1)} | {'pass' if v['passes'] else 'miss'} |")
+    return lines + [""] + _provenance(result)
+
+
+def render_rl_visited(result: dict) -> list[str]:
+    lines = ["## RL runs on the training states they drew and on those they did not", "",
+             "Greedy success of the start and of each run's final model on the training states the run's trainer "
+             "drew (visited) and on as many training states it never drew (unvisited), paired step by step.", "",
+             "| run | B x steps | lr | visited: start -> after | paired | unvisited: start -> after | paired |",
+             "|---|---|---|---|---|---|---|"]
+    for r in result.get("rows", []):
+        cells = []
+        for k in ("visited", "unvisited"):
+            p = r[k]["paired"]
+            cells += [f"{_f(r[k]['before'])} -> {_f(r[k]['after'])} (n {r[k]['n']})",
+                      f"{p['diff']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]"]
+        lines.append(f"| {r['run']} | {r['batch_size']} x {r['max_steps']} | {r['lr']:g} | " + " | ".join(cells) + " |")
     return lines + [""] + _provenance(result)
 
 
 RENDERERS = {"base_agent": render_base_agent, "base_agent_levers": render_base_agent_levers,
-             "rl_recipes": render_rl_recipes}
+             "rl_recipes": render_rl_recipes, "rl_visited": render_rl_visited}
 
 
 def render() -> str:

@@ -32,7 +32,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--config", default=str(RECIPE), help="GRPO recipe (default: recipes/guilibra_kl_grpo_sngs_tiny.yaml)")
     parser.add_argument("--steps", type=int, default=None,
                         help="optimiser steps (default: the recipe's max_steps; 0: no training, the start evaluated twice)")
-    parser.add_argument("--heldout", type=int, default=120, help="held-out multi-step steps evaluated (default: 120)")
+    parser.add_argument("--heldout", type=int, default=0,
+                        help="held-out multi-step steps evaluated (default 0: every step of the held-out episodes)")
+    parser.add_argument("--heldout-episodes", type=int, default=24,
+                        help="held-out episodes per trained task family (default 24: about 1,300 steps, enough for a "
+                             "paired interval of about +-0.02)")
     parser.add_argument("--seed", type=int, default=0, help="training seed")
     parser.add_argument("overrides", nargs="*", help="dotted overrides of the recipe, e.g. optim.lr=1e-5")
     parser.set_defaults(func=run)
@@ -41,7 +45,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def _data(out: Path, seed: int, **kwargs) -> Path:
     from guirl.envs.sim import generate_dataset
 
-    path = out / f"sim-seed{seed}"
+    path = out / f"sim-seed{seed}-t{kwargs.get('test_per_task', 0)}"  # another volume, another directory
     if not (path / "manifest.json").is_file():
         generate_dataset(out_dir=str(path), seed=seed, **kwargs)
     return path
@@ -73,10 +77,10 @@ def run(args: argparse.Namespace) -> int:
     if not (model / "config.json").is_file():
         raise FileNotFoundError(f"{model} is not a model directory (no config.json); pass --model DIR")
     train_dir = _data(out, 3, grounding_train=10, grounding_test=2, test_per_task=1)
-    held_dir = _data(out, 7, train_per_task=1, grounding_train=2, grounding_test=2)
+    held_dir = _data(out, 7, train_per_task=1, grounding_train=2, grounding_test=2, test_per_task=args.heldout_episodes)
     held = [(s.episode, s.step, s.root) for s in load_states([str(held_dir / "trajectories" / "test_seed.jsonl")])
             if s.step.valid_actions]
-    held = random.Random(0).sample(held, min(args.heldout, len(held)))
+    held = random.Random(0).sample(held, min(args.heldout or len(held), len(held)))
     print(f"data: {len(load_states([str(train_dir / 'trajectories' / 'train.jsonl')]))} training states (seed 3), "
           f"{len(held)} held-out multi-step steps (seed 7)")
     before, before_pred = _evaluate(model, held)
