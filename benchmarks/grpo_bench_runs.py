@@ -120,22 +120,13 @@ def trl_dataset(policy, states, order: list[int]):
 
 
 def guirl_reward_for_trl(policy, states):
-    """guirl's ``litegui_ms`` reward as a TRL reward function: columns built per completion from its state."""
-    from guirl.rewards import columns_for, make_reward, reward_columns
+    """guirl's ``litegui_ms`` reward as a TRL reward function (``rl_trl.reward_function``: columns per state)."""
+    from rl_trl import reward_function
 
-    reward = make_reward("litegui_ms", fmt="qwen_computer_use")
-    cache: dict[int, dict[str, Any]] = {}
+    from guirl.trainers.rl_common import RewardSpec
 
-    def litegui_ms(completions, state_index, **_: Any) -> list[float]:
-        for i in set(state_index):
-            if i not in cache:
-                s = states[i]
-                cache[i] = reward_columns(
-                    s.step, s.episode, policy.frame_for(s.step.screenshot.width, s.step.screenshot.height)
-                )
-        return reward(completions, **columns_for([cache[i] for i in state_index], group_size=1))
-
-    return litegui_ms
+    return reward_function([RewardSpec(name="litegui_ms", kwargs={"fmt": "qwen_computer_use"})], policy, states,
+                           name="litegui_ms")
 
 
 def check_same_prompt_ids(processor, row: dict[str, Any], guirl_ids: list[int]) -> None:

@@ -45,12 +45,13 @@ def unsupported(cfg) -> list[str]:
     return problems
 
 
-def reward_function(cfg, policy, states):
-    """guirl's weighted rewards as one TRL reward function; the columns of each state are built once."""
+def reward_function(specs, policy, states, name: str = "guirl_reward"):
+    """guirl's weighted rewards (``specs``: RewardSpecs) as one TRL reward function named ``name`` (TRL logs it
+    under that name); the reward columns of each state are built once."""
     from guirl.rewards import columns_for, reward_columns
     from guirl.trainers.rl_common import WeightedRewards
 
-    rewards = WeightedRewards(cfg.rewards)
+    rewards = WeightedRewards(specs)
     cache: dict[int, dict] = {}
 
     def guirl_reward(completions, state_index, completion_ids=None, **_):
@@ -66,6 +67,7 @@ def reward_function(cfg, policy, states):
         totals, _, _ = rewards(texts, columns)
         return totals
 
+    guirl_reward.__name__ = name
     return guirl_reward
 
 
@@ -99,9 +101,8 @@ def train_trl(cfg) -> Path:
     o = cfg.optim
     args = TRLConfig(
         output_dir=cfg.output_dir, seed=cfg.seed, max_steps=cfg.max_steps,
-        learning_rate=o.lr, lr_scheduler_type="constant" if o.schedule == "constant" else o.schedule,
-        warmup_steps=int(o.warmup_ratio * cfg.max_steps), weight_decay=o.weight_decay, adam_beta1=o.betas[0], adam_beta2=o.betas[1],
-        max_grad_norm=o.max_grad_norm,
+        learning_rate=o.lr, lr_scheduler_type=o.schedule, warmup_steps=int(o.warmup_ratio * cfg.max_steps),
+        weight_decay=o.weight_decay, adam_beta1=o.betas[0], adam_beta2=o.betas[1], max_grad_norm=o.max_grad_norm,
         per_device_train_batch_size=micro, gradient_accumulation_steps=samples_per_step // micro,
         num_generations=cfg.group_size, max_completion_length=cfg.max_new_tokens,
         temperature=cfg.temperature, top_p=cfg.top_p, top_k=0,
@@ -111,7 +112,7 @@ def train_trl(cfg) -> Path:
         logging_steps=cfg.log_every, save_strategy="no", report_to="none", disable_tqdm=True,
         dataloader_num_workers=0,
     )
-    trainer = GRPOTrainer(model=policy.model, reward_funcs=[reward_function(cfg, policy, states)], args=args,
+    trainer = GRPOTrainer(model=policy.model, reward_funcs=[reward_function(cfg.rewards, policy, states)], args=args,
                           train_dataset=rows, processing_class=processor)
     trainer.train()
     return save_final(policy, trainer.model, Path(cfg.output_dir))
