@@ -1,7 +1,7 @@
 """What each lever of the base agent's multi-step stage buys, on validation data (seeds 5 and 6, never 7).
 
     python benchmarks/base_agent_levers.py --start runs/base-agent-history/stage2_grounding/final
-                                           --data runs/base-agent-history/data/sim [--steps 200]
+                                           [--data runs/base-agent-history/data/sim] [--steps 200]
                                            [--levers k3_thought k0_thought k3_direct k1_thought]
                                            [--parallel 2] [--out results/base_agent_levers.json]
 
@@ -11,6 +11,9 @@ error-recovery steps and grounding screens of the curriculum's data seed) from t
 curriculum's grounding stage), then the greedy evaluation of ``benchmarks/base_agent.py`` on validation
 seeds (multi-step steps of trained and unseen families, TYPE steps, unchanged outputs; no live episodes).
 ``--parallel N`` trains N settings at once, one thread each (tiny models use two threads poorly).
+``k3_thought_data3x`` is the data-volume lever: the same run on three times the expert trajectories per
+family (the same seed's episodes extended). From the shipped agent (``--start checkpoints/base-agent-history-tiny``)
+the levers measure what more steps on the same data buy against more steps on more data.
 Resumable: a setting whose run has a final model is only evaluated; finished evaluations are read back.
 """
 
@@ -33,6 +36,8 @@ LEVERS = {
     "k0_thought": {"history_window": 0, "thought": "sub_goal"},
     "k3_direct": {"history_window": 3, "thought": "none"},
     "k0_direct": {"history_window": 0, "thought": "none"},
+    # data volume: three times the recipe's expert trajectories per family (900, a superset of its 300)
+    "k3_thought_data3x": {"history_window": 3, "thought": "sub_goal", "train_per_task": 900},
 }
 
 
@@ -52,7 +57,8 @@ def sft_command(start: str, data: Path, run: Path, lever: dict, steps: int, thre
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--start", required=True, help="model every setting starts from (the grounding stage's)")
-    parser.add_argument("--data", required=True, help="the curriculum's sim data directory")
+    parser.add_argument("--data", default=None,
+                        help="the curriculum's sim data directory (default: generated under --runs, seed 0)")
     parser.add_argument("--levers", nargs="+", default=["k3_thought", "k0_thought", "k3_direct", "k1_thought"],
                         choices=sorted(LEVERS))
     parser.add_argument("--steps", type=int, default=200, help="optimiser steps per setting")
@@ -67,6 +73,12 @@ def main() -> None:
     result.update({"command": " ".join(["python", "benchmarks/base_agent_levers.py", *sys.argv[1:]]),
                    "commit": commit(), "start": args.start, "steps": args.steps, "seeds": args.seeds,
                    "settings": result.get("settings", {})})
+    def data_of(lever: dict) -> Path:  # the recipe's data, or a larger volume of the same seed's episodes
+        from guirl.trainers.curriculum import sim_sets
+        if "train_per_task" in lever:
+            return sim_sets(runs / f"data-train{lever['train_per_task']}", 0, 3000, train_per_task=lever["train_per_task"])
+        return Path(args.data) if args.data else sim_sets(runs / "data-sim", 0, 3000)
+
     todo = [name for name in args.levers if not (runs / name / "final" / "guirl_prompt.json").is_file()]
     threads = 1 if args.parallel > 1 else 2
     for i in range(0, len(todo), args.parallel):  # a batch of settings trained side by side
@@ -75,7 +87,7 @@ def main() -> None:
                                     "from rl_recipes import run_measured; w, p = run_measured(sys.argv[3:]); "
                                     "open(sys.argv[2], 'w').write(json.dumps({'wall_s': w, 'peak_rss_mb': p}))",
                                     str(Path(__file__).resolve().parent), str(runs / f"{name}.cost.json"),
-                                    *sft_command(args.start, Path(args.data), runs / name, LEVERS[name], args.steps,
+                                    *sft_command(args.start, data_of(LEVERS[name]), runs / name, LEVERS[name], args.steps,
                                                  threads, 0)])
                   for name in batch]
         for proc in launch:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -87,6 +87,30 @@ def _set_path(data: dict, keys: list[str], value: Any, model: type[BaseModel], o
         node = child
 
 
+def _section(annotation: Any) -> type[BaseModel] | None:
+    """The config class a field's value is a mapping of (``X``, ``X | None``, ``list[X]``), else None."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return next((a for a in get_args(annotation) if isinstance(a, type) and issubclass(a, BaseModel)), None)
+
+
+def check_keys(data: Any, model: type[BaseModel], where: str, prefix: str = "") -> None:
+    """Refuse a key of a config file that ``model`` has no field for (a typo would otherwise fall back to
+    the default without a word), naming the key and the valid fields."""
+    if not isinstance(data, dict):
+        return
+    fields = model.model_fields
+    for key, value in data.items():
+        name = getattr(model, "DEPRECATED_FIELDS", {}).get(key, key)
+        if name not in fields:
+            raise ConfigError(f"{where}: unknown field {prefix + str(key)!r}; valid fields"
+                              f"{' of ' + prefix.rstrip('.') if prefix else ''}: {sorted(fields)}")
+        sub = _section(fields[name].annotation)
+        if sub is not None:
+            for i, item in enumerate(value if isinstance(value, list) else [value]):
+                check_keys(item, sub, where, f"{prefix}{key}{f'[{i}]' if isinstance(value, list) else ''}.")
+
+
 def load_config(model: type[C], path: str | Path | None = None, overrides: list[str] | None = None) -> C:
     """Read ``path`` (YAML) into ``model``, then apply dotted overrides."""
     data: dict = {}
@@ -100,6 +124,7 @@ def load_config(model: type[C], path: str | Path | None = None, overrides: list[
             raise ConfigError(f"{path}: not valid YAML: {err}") from None
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path}: the top level must be a mapping of config fields")
+        check_keys(loaded, model, str(path))
         data = loaded
     for text in overrides or []:
         keys, value = parse_override(text)

@@ -53,3 +53,23 @@ def test_help_lists_every_leaf_with_its_text():
         "optim.lr (float, default 0.001): peak learning rate",
         "optim.betas (tuple, default (0.9, 0.999)): AdamW betas",
     ]
+
+
+def test_a_config_file_with_an_unknown_key_is_refused_naming_it(tmp_path):
+    """A misspelt key in a YAML file is an error naming the file, the key and the valid fields, at the top level,
+    in a nested section and in a list of sections (it used to fall back to the default without a word)."""
+    from guirl.trainers.curriculum import CurriculumConfig
+    from guirl.trainers.grpo import GRPOConfig
+
+    path = tmp_path / "typo.yaml"
+    path.write_text("max_step: 10\n")
+    with pytest.raises(ConfigError, match=r"typo.yaml: unknown field 'max_step'; valid fields: .*'max_steps'"):
+        load_config(GRPOConfig, path)
+    path.write_text("optim:\n  learning_rate: 1.0e-4\n")
+    with pytest.raises(ConfigError, match=r"unknown field 'optim.learning_rate'; valid fields of optim: .*'lr'"):
+        load_config(GRPOConfig, path)
+    path.write_text("stages:\n  - name: a\n    data: locate\n  - name: b\n    data: grounding\n    max_step: 5\n")
+    with pytest.raises(ConfigError, match=r"unknown field 'stages\[1\].max_step'"):
+        load_config(CurriculumConfig, path)
+    path.write_text("optim:\n  lr: 1.0e-4\nmax_steps: 3\n")
+    assert load_config(GRPOConfig, path).optim.lr == 1e-4

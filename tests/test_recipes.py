@@ -67,14 +67,13 @@ def test_recipe_links_exist(path):
 
 
 def test_gpu_recipe_check_catches_an_unknown_field(tmp_path):
-    """The GPU recipe test fails on a misspelt field (the YAML loader alone drops unknown keys) and on an
-    invalid value."""
+    """The GPU recipe test fails on a misspelt field (the loader refuses it, naming it) and on an invalid value."""
     from guirl.config import ConfigError
 
     text = (ROOT / "recipes" / "gpu" / "guilibra_kl_grpo_sngs.yaml").read_text()
     bad = tmp_path / "typo.yaml"
     bad.write_text(text.replace("top_p: 0.98", "topp: 0.98"))
-    with pytest.raises(AssertionError, match="topp missing"):
+    with pytest.raises(ConfigError, match="unknown field 'topp'"):
         _check_recipe("grpo", bad, bad.read_text())
     bad.write_text(text.replace("top_p: 0.98", "top_p: 1.5"))
     with pytest.raises(ConfigError, match="top_p"):

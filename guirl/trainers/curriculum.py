@@ -103,17 +103,24 @@ def make_locate_set(out: Path, n: int, seed: int, size: int = 512) -> Path:
     return out / "train.jsonl"
 
 
-def _sim_sets(out: Path, cfg: CurriculumConfig) -> Path:
-    """Generate (once) the sim grounding and trajectory sets used by the later stages
-    (sized by the largest sim stage) and their held-out splits."""
+def sim_sets(out: Path, seed: int, samples: int, domains=("desktop", "web", "mobile"),
+             train_per_task: int | None = None) -> Path:
+    """Generate (once) the sim grounding and trajectory sets of the later stages under ``out``: ``samples``
+    grounding screens per domain and ``train_per_task`` expert trajectories per task family (by default
+    ``samples // 10``; a larger number extends the same episodes, as seeds run in order), with held-out splits."""
     from guirl.envs.sim import generate_dataset
 
-    samples = max((s.samples for s in cfg.stages if s.data != "locate"), default=100)
     if not (out / "manifest.json").is_file():
-        generate_dataset(out_dir=str(out), domains=tuple(cfg.domains), preset="coarse", seed=cfg.seed,
-                         grounding_train=samples, grounding_test=40, train_per_task=max(1, samples // 10),
-                         test_per_task=4)
+        generate_dataset(out_dir=str(out), domains=tuple(domains), preset="coarse", seed=seed,
+                         grounding_train=samples, grounding_test=40,
+                         train_per_task=train_per_task or max(1, samples // 10), test_per_task=4)
     return out
+
+
+def _sim_sets(out: Path, cfg: CurriculumConfig) -> Path:
+    """The curriculum's sim sets (sized by the largest sim stage)."""
+    samples = max((s.samples for s in cfg.stages if s.data != "locate"), default=100)
+    return sim_sets(out, cfg.seed, samples, cfg.domains)
 
 
 def stage_data(cfg: CurriculumConfig, stage: StageConfig) -> list[str]:
