@@ -64,6 +64,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200, help="optimiser steps per setting")
     parser.add_argument("--seeds", type=int, nargs="+", default=[5, 6], help="validation data seeds")
     parser.add_argument("--per-task", type=int, default=6, help="validation episodes per family and split")
+    parser.add_argument("--with-start", action="store_true",
+                        help="also evaluate the start itself (the row 'start', 0 steps): what the settings add to it")
     parser.add_argument("--parallel", type=int, default=2, help="settings trained at once (one thread each)")
     parser.add_argument("--runs", default="runs/base-agent-levers", help="where the runs go")
     parser.add_argument("--out", default="results/base_agent_levers.json")
@@ -93,8 +95,14 @@ def main() -> None:
         for proc in launch:
             if proc.wait():
                 raise SystemExit(f"base_agent_levers: a training run failed (exit {proc.returncode})")
-    for name in args.levers:
-        entry = result["settings"].setdefault(name, {"lever": LEVERS[name]})
+    if args.with_start:
+        spec = json.loads((Path(args.start) / "guirl_prompt.json").read_text())
+        result["settings"].setdefault("start", {"lever": {"history_window": spec.get("history_window", 0),
+                                                          "thought": "sub_goal" if spec.get("reasoning") else "none",
+                                                          "steps": 0}})
+    for name in (["start"] if args.with_start else []) + args.levers:
+        entry = result["settings"].setdefault(name, {"lever": LEVERS.get(name)})
+        model = args.start if name == "start" else str(runs / name / "final")
         cost = runs / f"{name}.cost.json"
         if cost.is_file():
             entry["training"] = json.loads(cost.read_text())
@@ -102,14 +110,14 @@ def main() -> None:
             if str(seed) in entry.get("validation", {}):
                 continue
             data = heldout_data(runs / "data", seed, args.per_task, 20)
-            scores = evaluate(str(runs / name / "final"), data, None, episodes=0, pass_at=0)
+            scores = evaluate(model, data, None, episodes=0, pass_at=0)
             scores.pop("per_step")
             entry.setdefault("validation", {})[str(seed)] = scores
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"{'setting':12s} {'seed':>4s} {'trained fam.':>12s} {'unseen fam.':>11s} {'grounding':>9s} {'TYPE':>6s} "
           f"{'same out':>8s}")
-    for name in args.levers:
+    for name in (["start"] if args.with_start else []) + args.levers:
         for seed, s in sorted(result["settings"][name].get("validation", {}).items()):
             print(f"{name:12s} {seed:>4s} {s['trained_families']['step_success']:12.3f} "
                   f"{s['unseen_families']['step_success']:11.3f} {s['grounding']['step_success']:9.3f} "
