@@ -24,6 +24,7 @@ from guirl.rollout.window import PastStep, WindowHistory
 from guirl.trainers.semi_online import SemiOnlineConfig, SemiOnlineSampler, load_episodes, train_semi_online
 
 BASE_AGENT = Path(__file__).resolve().parents[1] / "checkpoints" / "base-agent-tiny"
+HISTORY_AGENT = BASE_AGENT.parent / "base-agent-history-tiny"
 
 
 def _config(tmp_path, data, **overrides) -> SemiOnlineConfig:
@@ -136,12 +137,25 @@ def test_casc_max_prompt_drops_non_coordinate_images_and_captions_crops():
 
 @pytest.mark.parametrize("casc", ["off", "max"])
 def test_train_semi_online_end_to_end(tmp_path, sim_data, casc):
-    result = train_semi_online(_config(tmp_path, sim_data, casc=casc))
+    # from the shipped history-reading agent (a random model scores every sample 0: nothing to learn from),
+    # sampling its thought and action in full
+    result = train_semi_online(_config(tmp_path, sim_data, casc=casc, model=str(HISTORY_AGENT), max_new_tokens=80,
+                                       optim={"lr": 1e-3, "max_grad_norm": 0.0, "weight_decay": 0.0}))
     rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert result["step"] == 2 and (tmp_path / "run" / "final" / "guirl_prompt.json").is_file()
     assert json.loads((tmp_path / "run" / "final" / "guirl_prompt.json").read_text())["casc"] == casc
     assert {"rollout/match_rate", "rollout/patched_frac", "advantages/episode_mean_abs"} <= set(rows[0])
     assert rows[0]["sampling/step_samples"] >= 2 * 3  # every step of every rollout is a sample
+    # the update reached the weights (no weight decay: only the policy gradient moves them)
+    start, final = _weights(HISTORY_AGENT), _weights(tmp_path / "run" / "final")
+    moved = [name for name in start if not torch.equal(start[name], final[name])]
+    assert any(abs(r["advantages/episode_mean_abs"]) > 0 for r in rows) and moved, rows
+
+
+def _weights(model_dir) -> dict:
+    from safetensors.torch import load_file
+
+    return {k: v for f in sorted(Path(model_dir).glob("*.safetensors")) for k, v in load_file(f).items()}
 
 
 def test_trainer_logprobs_of_fresh_rollout_samples_equal_the_engine(tmp_path, sim_data):
