@@ -66,6 +66,7 @@ def main() -> None:
     parser.add_argument("--per-task", type=int, default=6, help="validation episodes per family and split")
     parser.add_argument("--with-start", action="store_true",
                         help="also evaluate the start itself (the row 'start', 0 steps): what the settings add to it")
+    parser.add_argument("--note", default=None, help="how the runs were made (machine load, start), shown with the table")
     parser.add_argument("--parallel", type=int, default=2, help="settings trained at once (one thread each)")
     parser.add_argument("--runs", default="runs/base-agent-levers", help="where the runs go")
     parser.add_argument("--out", default="results/base_agent_levers.json")
@@ -74,7 +75,7 @@ def main() -> None:
     result = json.loads(out.read_text()) if out.is_file() else {}
     result.update({"command": " ".join(["python", "benchmarks/base_agent_levers.py", *sys.argv[1:]]),
                    "commit": commit(), "start": args.start, "steps": args.steps, "seeds": args.seeds,
-                   "settings": result.get("settings", {})})
+                   "settings": result.get("settings", {})} | ({"note": args.note} if args.note else {}))
     def data_of(lever: dict) -> Path:  # the recipe's data, or a larger volume of the same seed's episodes
         from guirl.trainers.curriculum import sim_sets
         if "train_per_task" in lever:
