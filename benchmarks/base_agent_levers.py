@@ -12,7 +12,8 @@ curriculum's grounding stage), then the greedy evaluation of ``benchmarks/base_a
 seeds (multi-step steps of trained and unseen families, TYPE steps, unchanged outputs; no live episodes).
 ``--parallel N`` trains N settings at once, one thread each (tiny models use two threads poorly).
 ``k3_thought_data3x`` is the data-volume lever: the same run on three times the expert trajectories per
-family (the same seed's episodes extended). From the shipped agent (``--start checkpoints/base-agent-history-tiny``)
+family (the same seed's episodes extended); ``k3_thought_noaux`` the auxiliary-task lever: expert steps only,
+without the error-recovery steps and grounding screens. From the shipped agent (``--start checkpoints/base-agent-history-tiny``)
 the levers measure what more steps on the same data buy against more steps on more data.
 Resumable: a setting whose run has a final model is only evaluated; finished evaluations are read back.
 """
@@ -38,13 +39,16 @@ LEVERS = {
     "k0_direct": {"history_window": 0, "thought": "none"},
     # data volume: three times the recipe's expert trajectories per family (900, a superset of its 300)
     "k3_thought_data3x": {"history_window": 3, "thought": "sub_goal", "train_per_task": 900},
+    # auxiliary tasks: without the error-recovery steps and grounding screens mixed into the multi-step stage
+    "k3_thought_noaux": {"history_window": 3, "thought": "sub_goal", "auxiliary": False},
 }
 
 
 def sft_command(start: str, data: Path, run: Path, lever: dict, steps: int, threads: int, seed: int) -> list[str]:
     thinks = lever["thought"] != "none"
-    train = [data / "trajectories" / "train.jsonl", data / "trajectories" / "recovery.jsonl",
-             data / "grounding" / "train.jsonl"]
+    train = [data / "trajectories" / "train.jsonl"] + ([data / "trajectories" / "recovery.jsonl",
+                                                        data / "grounding" / "train.jsonl"]
+                                                       if lever.get("auxiliary", True) else [])
     return [sys.executable, "-m", "guirl", "train", "sft", f"model={start}", f"train_data=[{','.join(map(str, train))}]",
             f"output_dir={run}", f"seed={seed}", f"max_steps={steps}", "batch_size=16", f"num_threads={threads}",
             "format=qwen_computer_use", "prompt_style=compact", f"history_window={lever['history_window']}",

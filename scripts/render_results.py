@@ -74,14 +74,16 @@ def render_base_agent_levers(result: dict) -> list[str]:
     lines = [f"## Base-agent levers (validation seeds {', '.join(map(str, result.get('seeds', [])))})", "",
              f"Each setting: {result.get('steps')} SFT steps of the multi-step stage from `{result.get('start')}`."
              + (f" {result['note']}." if result.get("note") else ""), "",
-             "| setting | history window | thought | trajectories per family | seed | trained families | unseen families "
-             "| grounding | TYPE | output unchanged | train min |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| setting | history window | thought | trajectories per family | recovery + grounding mixed in | seed "
+             "| trained families | unseen families | grounding | TYPE | output unchanged | train min |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, entry in result.get("settings", {}).items():
         lever = entry["lever"]
         wall = _get(entry, "training", "wall_s")
         for seed, s in sorted(entry.get("validation", {}).items()):
             volume = "-" if lever.get("steps") == 0 else lever.get("train_per_task", 300)  # the recipe's 300
-            lines.append(f"| {name} | {lever['history_window']} | {lever['thought']} | {volume} | {seed} | "
+            aux = "-" if lever.get("steps") == 0 else ("yes" if lever.get("auxiliary", True) else "no")
+            lines.append(f"| {name} | {lever['history_window']} | {lever['thought']} | {volume} | {aux} | {seed} | "
                          f"{_f(_get(s, 'trained_families', 'step_success'))} | "
                          f"{_f(_get(s, 'unseen_families', 'step_success'))} | {_f(_get(s, 'grounding', 'step_success'))} | "
                          f"{_f(_get(s, 'type_steps', 'step_success'))} | {_f(_get(s, 'unchanged_output', 'same_output'))} | "
