@@ -126,3 +126,23 @@ def _assert_applied(written, loaded, where: str) -> None:
             _assert_applied(w, v, f"{where}[{i}]")
     else:
         assert loaded == written, f"{where}: recipe says {written!r}, config holds {loaded!r}"
+
+
+#: the tiny RL recipes of the method issues, run for 2 steps from the checkpoint each names (on small sim data)
+RUN_RECIPES = ["guilibra_kl_grpo_sngs_tiny", "infigui_rloo_tiny", "litegui_mdgrpo_tiny", "ccpo_semi_online_tiny",
+               "ccpo_offline_grpo_tiny"]
+
+
+@pytest.mark.parametrize("name", RUN_RECIPES)
+def test_rl_recipe_runs_two_steps(name, sim_data, tmp_path):
+    """The shipped recipe, as written but for its data, budget and output, trains 2 steps from its start and
+    writes a final model."""
+    path = ROOT / "recipes" / f"{name}.yaml"
+    method = re.search(r"guirl train (\w+)", path.read_text()).group(1)
+    config_cls, entry = (resolve_method(s) for s in METHODS[method])
+    cfg = load_config(config_cls, path, [f"train_data=[{sim_data}]", "max_steps=2", f"output_dir={tmp_path / 'run'}",
+                                         "report_to=[]", "num_threads=1"])
+    assert (ROOT / cfg.model).is_dir(), f"{name}: its start {cfg.model} is not shipped"
+    cfg = cfg.model_copy(update={"model": str(ROOT / cfg.model)})
+    result = entry(cfg)
+    assert result["step"] == 2 and (Path(result["final_dir"]) / "guirl_prompt.json").is_file()
