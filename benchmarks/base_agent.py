@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import resource
 import subprocess
@@ -69,17 +68,16 @@ def load_steps(path: Path) -> list:
 
 
 def paired(before: list[int], after: list[int]) -> dict[str, float]:
-    """Mean per-step difference ``after - before`` and its 95% normal interval (the same steps in both).
+    """Mean per-step difference ``after - before`` and its 95% normal interval (the same steps in both), rounded
+    for the tables (``guirl.eval.stats.paired_difference``).
 
     >>> paired([0, 0, 1, 1], [1, 1, 1, 1])
     {'diff': 0.5, 'low': -0.066, 'high': 1.066, 'n': 4}
     """
-    d = [b - a for a, b in zip(before, after, strict=True)]
-    n = len(d)
-    mean = sum(d) / n
-    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1)) if n > 1 else 0.0
-    half = 1.96 * sd / math.sqrt(n)
-    return {"diff": round(mean, 4), "low": round(mean - half, 3), "high": round(mean + half, 3), "n": n}
+    from guirl.eval.stats import paired_difference
+
+    p = paired_difference(before, after)
+    return {"diff": round(p["diff"], 4), "low": round(p["low"], 3), "high": round(p["high"], 3), "n": p["n"]}
 
 
 def evaluate(model: str, data: Path, train_data: Path | None, episodes: int, pass_at: int,

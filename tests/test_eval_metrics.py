@@ -17,7 +17,7 @@ from guirl.data.schema import A11yNode, Episode, ImageRef, Step
 from guirl.eval.grounding import evaluate_grounding
 from guirl.eval.mind2web import evaluate_mind2web, f1_operation_string, operation_string
 from guirl.eval.offline import evaluate_offline
-from guirl.eval.stats import pass_at_k, success_rate, wilson_interval
+from guirl.eval.stats import paired_difference, pass_at_k, success_rate, wilson_interval
 from guirl.matching.rules import MATCH_RULES, get_rule, point_matches
 from guirl.matching.step import match_action
 from guirl.matching.text import anls_match, guilibra_f1, levenshtein, token_f1
@@ -177,6 +177,17 @@ def test_wilson_interval_hand_computed():
     assert success_rate(3, 4)["rate"] == 0.75
     with pytest.raises(ValueError, match="successes <= n"):
         wilson_interval(5, 4)
+
+
+def test_paired_difference_hand_computed():
+    # differences 1, 1, 0, 0, -1: mean 0.2, sample sd sqrt(2.8 / 4) = 0.83666, half 1.959964 * 0.83666 / sqrt(5)
+    p = paired_difference([0, 0, 1, 0, 1], [1, 1, 1, 0, 0])
+    assert p["diff"] == pytest.approx(0.2) and p["n"] == 5
+    assert p["high"] - p["diff"] == pytest.approx(1.959964 * (2.8 / 4) ** 0.5 / 5**0.5, rel=1e-6)
+    assert p["low"] == pytest.approx(0.2 - (p["high"] - 0.2))
+    assert paired_difference([1], [1]) == {"diff": 0.0, "low": 0.0, "high": 0.0, "n": 1}
+    with pytest.raises(ValueError, match="equal, non-empty"):
+        paired_difference([1, 0], [1])
 
 
 def test_pass_at_k_estimator():

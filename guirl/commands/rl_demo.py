@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from guirl.config import load_config
-    from guirl.eval.stats import wilson_interval
+    from guirl.eval.stats import paired_difference, wilson_interval
     from guirl.trainers.grpo import GRPOConfig, train_grpo
     from guirl.trainers.rl_common import load_states
 
@@ -99,10 +99,8 @@ def run(args: argparse.Namespace) -> int:
         low, high = wilson_interval(k, n)
         rows.append({"model": name, "step success": f"{k / n:.3f}", "95% CI": f"[{low:.3f}, {high:.3f}]",
                      "type match": f"{scores['eval/type_match']:.3f}", "parse rate": f"{scores['eval/parse_rate']:.3f}"})
-    diffs = [int(b[1].success) - int(a[1].success) for a, b in zip(before_pred, after_pred, strict=True)]
-    mean = sum(diffs) / n
-    sd = (sum((d - mean) ** 2 for d in diffs) / max(1, n - 1)) ** 0.5
-    half = 1.96 * sd / n**0.5
+    pair = paired_difference([int(a[1].success) for a in before_pred], [int(b[1].success) for b in after_pred])
+    mean, half = pair["diff"], pair["high"] - pair["diff"]
     print(f"\nheld-out multi-step steps of trained task families, unseen seeds (n = {n}):")
     for row in rows:
         print(f"  {row['model']:<11} step success {row['step success']}  95% CI {row['95% CI']}  "

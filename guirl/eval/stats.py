@@ -5,6 +5,8 @@
   statistical inference"). Unlike the normal ("Wald") interval it stays
   inside [0, 1] and is sensible for 0/n and n/n, which small online
   evaluations (tens of episodes) hit often.
+- :func:`paired_difference`: the mean per-item difference of two evaluations of the same items (after
+  minus before) and its normal interval: what "paired 95% interval" means in every benchmark.
 - :func:`pass_at_k`: the unbiased pass@k estimator of Chen et al. 2021
   ("Evaluating Large Language Models Trained on Code", eq. 1).
 """
@@ -50,6 +52,23 @@ def success_rate(successes: int, n: int, confidence: float = 0.95) -> dict[str, 
         "n": float(n),
         "successes": float(successes),
     }
+
+
+def paired_difference(before: list[float], after: list[float], confidence: float = 0.95) -> dict[str, float]:
+    """``{"diff", "low", "high", "n"}``: the mean of ``after[i] - before[i]`` over the same items and its
+    two-sided normal interval (``z * sd / sqrt(n)``, sample standard deviation; 0 wide for one item).
+
+    >>> paired_difference([0, 0, 1, 1], [1, 1, 1, 1])["diff"], round(paired_difference([0, 0, 1, 1], [1, 1, 1, 1])["low"], 3)
+    (0.5, -0.066)
+    """
+    if len(before) != len(after) or not before:
+        raise ValueError(f"paired_difference needs two equal, non-empty lists, got {len(before)} and {len(after)}")
+    d = [b - a for a, b in zip(before, after, strict=True)]
+    n = len(d)
+    mean = sum(d) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1)) if n > 1 else 0.0
+    half = NormalDist().inv_cdf(0.5 + confidence / 2) * sd / math.sqrt(n)
+    return {"diff": mean, "low": mean - half, "high": mean + half, "n": n}
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
