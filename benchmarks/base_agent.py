@@ -142,24 +142,32 @@ def episode_success(policy, engine, data: Path, episodes: int, max_new_tokens: i
             "per_episode": [int(bool(tr.success)) for tr in trajs], "wall_s": round(time.perf_counter() - start, 1)}
 
 
-def room_for_rl(policy, engine, steps: list, k: int, max_new_tokens: int, states: int = 200) -> dict:
-    """Greedy success and pass@k (k samples at temperature 1) on ``states`` training states."""
+def room_for_rl(policy, engine, steps: list, k: int, max_new_tokens: int, states: int = 200,
+                temperature: float = 1.0, greedy: float | None = None) -> dict:
+    """Greedy success and pass@k (k samples at ``temperature``) on ``states`` training states, with the share
+    of states whose k samples are neither all right nor all wrong (``informative``: a GRPO group of them has a
+    non-zero advantage under a 0/1 reward) and the mean success of a sample. ``greedy``: a known greedy score
+    of the same states (not recomputed)."""
     from guirl.eval.steps import evaluate_steps
     from guirl.rewards import columns_for, make_reward, reward_columns
     from guirl.rollout.engine import SamplingParams
     from guirl.rollout.history import recorded_prompt
 
     steps = random.Random(0).sample(steps, min(states, len(steps)))
-    greedy = evaluate_steps(engine, policy.prompt, policy.frame_for, steps, max_new_tokens)["eval/step_success"]
+    if greedy is None:
+        greedy = evaluate_steps(engine, policy.prompt, policy.frame_for, steps, max_new_tokens)["eval/step_success"]
     prompts = [recorded_prompt(policy.prompt, policy.frame_for, ep, st, root) for ep, st, root in steps]
-    outputs = engine.generate([p for p, _ in prompts], SamplingParams(n=k, temperature=1.0, max_new_tokens=max_new_tokens,
-                                                                      seed=1))
+    outputs = engine.generate([p for p, _ in prompts], SamplingParams(n=k, temperature=temperature,
+                                                                      max_new_tokens=max_new_tokens, seed=1))
     columns = columns_for([reward_columns(st, ep, policy.frame_for(*image.size))
                            for (ep, st, _), (_, image) in zip(steps, prompts, strict=True)], k)
     scores = make_reward("step_match", fmt=policy.prompt.fmt).score([c.text for g in outputs for c in g], **columns).scores
     hits = [scores[i * k:(i + 1) * k] for i in range(len(steps))]
     pass_k = sum(any(h) for h in hits) / len(hits)
-    return {"k": k, "greedy": round(greedy, 4), "pass_at_k": round(pass_k, 4), "room": round(pass_k - greedy, 4),
+    informative = sum(0 < sum(map(bool, h)) < k for h in hits) / len(hits)
+    sample = sum(sum(map(bool, h)) for h in hits) / (k * len(hits))
+    return {"k": k, "temperature": temperature, "greedy": round(greedy, 4), "pass_at_k": round(pass_k, 4),
+            "room": round(pass_k - greedy, 4), "informative": round(informative, 4), "sample_success": round(sample, 4),
             "n": len(hits)}
 
 
