@@ -139,8 +139,22 @@ def render_rl_visited(result: dict) -> list[str]:
     return lines + [""] + _provenance(result)
 
 
+def render_rl_room(result: dict) -> list[str]:
+    lines = [f"## What a GRPO group can learn from, by sampling temperature (`{result.get('model')}`)", "",
+             f"{result.get('states')} training states of data seed {result.get('train_data_seed')} (where the tiny RL "
+             f"recipes draw theirs), {result.get('k')} samples each: a state is informative when its samples are "
+             "neither all right nor all wrong (under a 0/1 step reward only such a group has a non-zero advantage).", "",
+             "| temperature | greedy | pass@k | pass@k - greedy | informative states | sample success |",
+             "|---|---|---|---|---|---|"]
+    for r in result.get("rows", []):
+        lines.append(f"| {r['temperature']:g} | {_f(r['greedy'])} | {_f(r['pass_at_k'])} | {_f(r['room'])} | "
+                     f"{_f(r['informative'])} | {_f(r['sample_success'])} |")
+    return lines + [""] + _provenance(result)
+
+
 RENDERERS = {"base_agent": render_base_agent, "base_agent_levers": render_base_agent_levers,
-             "rl_recipes": render_rl_recipes, "rl_visited": render_rl_visited}
+             "rl_recipes": render_rl_recipes, "rl_visited": render_rl_visited,
+             "rl_room": render_rl_room}
 
 
 def render() -> str:
