@@ -14,7 +14,8 @@ seeds (multi-step steps of trained and unseen families, TYPE steps, unchanged ou
 ``k3_thought_data3x`` is the data-volume lever: the same run on three times the expert trajectories per
 family (the same seed's episodes extended); ``k3_thought_noaux`` the auxiliary-task lever: expert steps only,
 without the error-recovery steps and grounding screens. From the shipped agent (``--start checkpoints/base-agent-history-tiny``)
-the levers measure what more steps on the same data buy against more steps on more data.
+the levers measure what more steps buy on the same data, on more data, or without the auxiliary steps
+(``--with-start`` adds the start's own row).
 Resumable: a setting whose run has a final model is only evaluated; finished evaluations are read back.
 """
 
@@ -80,8 +81,10 @@ def main() -> None:
     result.update({"command": " ".join(["python", "benchmarks/base_agent_levers.py", *sys.argv[1:]]),
                    "commit": commit(), "start": args.start, "steps": args.steps, "seeds": args.seeds,
                    "settings": result.get("settings", {})} | ({"note": args.note} if args.note else {}))
-    def data_of(lever: dict) -> Path:  # the recipe's data, or a larger volume of the same seed's episodes
+
+    def data_of(lever: dict) -> Path:  # the recipe's data (seed 0, 3,000 samples), or more of the same episodes
         from guirl.trainers.curriculum import sim_sets
+
         if "train_per_task" in lever:
             return sim_sets(runs / f"data-train{lever['train_per_task']}", 0, 3000, train_per_task=lever["train_per_task"])
         return Path(args.data) if args.data else sim_sets(runs / "data-sim", 0, 3000)
