@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any, TypeVar, get_args
+from typing import Any, TypeVar, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -88,9 +88,12 @@ def _set_path(data: dict, keys: list[str], value: Any, model: type[BaseModel], o
 
 
 def _section(annotation: Any) -> type[BaseModel] | None:
-    """The config class a field's value is a mapping of (``X``, ``X | None``, ``list[X]``), else None."""
+    """The config class a field's value is a mapping of (``X``, ``X | None``, ``list[X]``), else None (a
+    ``dict[str, X]`` is keyed by free names: not checked)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
+    if get_origin(annotation) is dict:
+        return None
     return next((a for a in get_args(annotation) if isinstance(a, type) and issubclass(a, BaseModel)), None)
 
 
