@@ -187,6 +187,12 @@ def training_summary(record: dict) -> dict:
     return out
 
 
+def write_result(path: str | Path, result: dict) -> None:
+    """A benchmark's table as JSON under ``results/`` (what scripts/render_results.py reads)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(result, indent=1) + "\n")
+
+
 def commit() -> str:
     """The checkout's commit (``GUIRL_COMMIT`` when run from a snapshot copy of a commit)."""
     import os
@@ -262,8 +268,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(table(result))
     print(f"evaluation: {result['wall_s']:.0f} s wall, peak RSS {result['peak_rss_mb']:.0f} MB")
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+        write_result(args.out, result)
     return result
 
 

@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from base_agent import commit, evaluate, heldout_data  # noqa: E402
+from base_agent import commit, evaluate, heldout_data, write_result  # noqa: E402
 
 #: setting -> SFT overrides (history window, how a past step reads, the sub-goal thought)
 LEVERS = {
@@ -121,8 +121,7 @@ def main() -> None:
             scores = evaluate(model, data, None, episodes=0, pass_at=0)
             scores.pop("per_step")
             entry.setdefault("validation", {})[str(seed)] = scores
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(result, indent=1) + "\n")
+            write_result(out, result)
     print(f"{'setting':12s} {'seed':>4s} {'trained fam.':>12s} {'unseen fam.':>11s} {'grounding':>9s} {'TYPE':>6s} "
           f"{'same out':>8s}")
     for name in (["start"] if args.with_start else []) + args.levers:
@@ -130,8 +129,7 @@ def main() -> None:
             print(f"{name:12s} {seed:>4s} {s['trained_families']['step_success']:12.3f} "
                   f"{s['unseen_families']['step_success']:11.3f} {s['grounding']['step_success']:9.3f} "
                   f"{s['type_steps']['step_success']:6.3f} {s['unchanged_output']['same_output']:8.3f}")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
+    write_result(out, result)
 
 
 if __name__ == "__main__":

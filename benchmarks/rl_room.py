@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> dict:
     import random
 
     import torch
-    from base_agent import commit, load_steps, room_for_rl
+    from base_agent import commit, load_steps, room_for_rl, write_result
     from rl_recipes import ensure_data
 
     from guirl.eval.steps import evaluate_steps
@@ -68,8 +68,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"{r['temperature']:>11.1f} {r['greedy']:>6.3f} {r['pass_at_k']:>6.3f} {r['room']:>6.3f} "
               f"{r['informative']:>11.3f} {r['sample_success']:>6.3f}")
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+        write_result(args.out, result)
     return result
 
 
