@@ -15,7 +15,9 @@ seeds (multi-step steps of trained and unseen families, TYPE steps, unchanged ou
 family (the same seed's episodes extended); ``k3_thought_noaux`` the auxiliary-task lever: expert steps only,
 without the error-recovery steps and grounding screens. From the shipped agent (``--start checkpoints/base-agent-history-tiny``)
 the levers measure what more steps buy on the same data, on more data, or without the auxiliary steps
-(``--with-start`` adds the start's own row).
+(``--with-start`` adds the start's own row). ``--recovery N`` also scores the error-recovery steps (error-escape
+and back-on-track steps, InfiGUI-R1's scenarios, built from N training-split episodes per family of each
+validation seed: what the auxiliary mix trains) with the start's paired difference on them.
 Resumable: a setting whose run has a final model is only evaluated; finished evaluations are read back.
 """
 
@@ -71,6 +73,8 @@ def main() -> None:
     parser.add_argument("--per-task", type=int, default=6, help="validation episodes per family and split")
     parser.add_argument("--with-start", action="store_true",
                         help="also evaluate the start itself (the row 'start', 0 steps): what the settings add to it")
+    parser.add_argument("--recovery", type=int, default=0, metavar="N",
+                        help="also score error-recovery steps built from N episodes per family of each validation seed")
     parser.add_argument("--note", default=None, help="how the runs were made (machine load, start), shown with the table")
     parser.add_argument("--parallel", type=int, default=2, help="settings trained at once (one thread each)")
     parser.add_argument("--runs", default="runs/base-agent-levers", help="where the runs go")
@@ -122,13 +126,37 @@ def main() -> None:
             scores.pop("per_step")
             entry.setdefault("validation", {})[str(seed)] = scores
             write_result(out, result)
+    if args.recovery:  # error-recovery steps, paired against the start when its row is there
+        from rl_recipes import ensure_data, evaluate_model
+
+        from guirl.eval.stats import paired_difference
+
+        names = (["start"] if args.with_start else []) + args.levers
+        for seed in args.seeds:
+            data = ensure_data(runs / "data-recovery", seed, args.recovery)
+            for name in names:
+                scores = result["settings"][name]["validation"][str(seed)]
+                if "recovery" not in scores:
+                    model = Path(args.start if name == "start" else runs / name / "final")
+                    got = evaluate_model(model, data, 0, 0, splits=["recovery"])
+                    scores["recovery"] = {"step_success": round(got["recovery"], 4), "n": len(got["per_step"]["recovery"]),
+                                          "per_step": got["per_step"]["recovery"]}
+                    write_result(out, result)
+            start = result["settings"].get("start", {}).get("validation", {}).get(str(seed), {}).get("recovery")
+            for name in names:
+                own = result["settings"][name]["validation"][str(seed)]["recovery"]
+                if start and name != "start" and "paired_vs_start" not in own:
+                    own["paired_vs_start"] = {k: round(v, 4) if isinstance(v, float) else v
+                                              for k, v in paired_difference(start["per_step"], own["per_step"]).items()}
+        write_result(out, result)  # the per-step vectors stay: a setting added later pairs against the start's
     print(f"{'setting':12s} {'seed':>4s} {'trained fam.':>12s} {'unseen fam.':>11s} {'grounding':>9s} {'TYPE':>6s} "
-          f"{'same out':>8s}")
+          f"{'same out':>8s} {'recovery':>8s}")
     for name in (["start"] if args.with_start else []) + args.levers:
         for seed, s in sorted(result["settings"][name].get("validation", {}).items()):
             print(f"{name:12s} {seed:>4s} {s['trained_families']['step_success']:12.3f} "
                   f"{s['unseen_families']['step_success']:11.3f} {s['grounding']['step_success']:9.3f} "
-                  f"{s['type_steps']['step_success']:6.3f} {s['unchanged_output']['same_output']:8.3f}")
+                  f"{s['type_steps']['step_success']:6.3f} {s['unchanged_output']['same_output']:8.3f} "
+                  f"{s['recovery']['step_success'] if 'recovery' in s else float('nan'):8.3f}")
     write_result(out, result)
 
 

@@ -75,8 +75,9 @@ def render_base_agent_levers(result: dict) -> list[str]:
              f"Each setting: {result.get('steps')} SFT steps of the multi-step stage from `{result.get('start')}`."
              + (f" {result['note']}." if result.get("note") else ""), "",
              "| setting | history window | thought | trajectories per family | recovery + grounding mixed in | seed "
-             "| trained families | unseen families | grounding | TYPE | output unchanged | train min |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| trained families | unseen families | grounding | TYPE | output unchanged | train min |"
+             + (" error recovery (paired vs start) |" if (recovery := _has_recovery(result)) else ""),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if recovery else "")]
     for name, entry in result.get("settings", {}).items():
         lever = entry["lever"]
         wall = _get(entry, "training", "wall_s")
@@ -87,13 +88,26 @@ def render_base_agent_levers(result: dict) -> list[str]:
                          f"{_f(_get(s, 'trained_families', 'step_success'))} | "
                          f"{_f(_get(s, 'unseen_families', 'step_success'))} | {_f(_get(s, 'grounding', 'step_success'))} | "
                          f"{_f(_get(s, 'type_steps', 'step_success'))} | {_f(_get(s, 'unchanged_output', 'same_output'))} | "
-                         f"{_f(wall / 60 if wall else None, 1)} |")
+                         f"{_f(wall / 60 if wall else None, 1)} |" + (f" {_recovery_cell(s)} |" if recovery else ""))
     first = next((v for e in result.get("settings", {}).values() for v in e.get("validation", {}).values()), None)
     if first:
         lines += ["", f"Validation steps per seed: {_get(first, 'trained_families', 'n')} (trained families) / "
                   f"{_get(first, 'unseen_families', 'n')} (unseen families) / {_get(first, 'grounding', 'n')} "
-                  f"(grounding) / {_get(first, 'type_steps', 'n')} (TYPE); greedy."]
+                  f"(grounding) / {_get(first, 'type_steps', 'n')} (TYPE)"
+                  + (f" / {_get(first, 'recovery', 'n')} (error recovery)" if recovery else "") + "; greedy."]
     return lines + [""] + _provenance(result)
+
+
+def _has_recovery(result: dict) -> bool:
+    return any("recovery" in v for e in result.get("settings", {}).values() for v in e.get("validation", {}).values())
+
+
+def _recovery_cell(scores: dict) -> str:
+    own = scores.get("recovery")
+    if not own:
+        return "-"
+    pair = own.get("paired_vs_start")
+    return _f(own["step_success"]) + (f" ({pair['diff']:+.3f} [{pair['low']:+.3f}, {pair['high']:+.3f}])" if pair else "")
 
 
 def render_rl_recipes(result: dict) -> list[str]:
