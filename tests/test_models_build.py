@@ -74,6 +74,21 @@ def test_max_visual_tokens_bounds_every_image(arch):
         assert 4 <= int(grid.prod()) // 4 <= 16, (size, grid)
 
 
+def test_size_overrides_change_the_built_shape(tmp_path):
+    """A curriculum's ``size_overrides`` (the vision-tower lever) reach the built model; unknown fields are named."""
+    out = build_model_dir("qwen3_vl", tmp_path / "m", size_overrides={"vision_depth": 5, "vision_hidden": 192},
+                          max_visual_tokens=144)
+    model = AutoModelForImageTextToText.from_pretrained(out, local_files_only=True)
+    vision = model.config.vision_config
+    assert (vision.depth, vision.hidden_size, vision.deepstack_visual_indexes) == (5, 192, [2])
+    assert model.config.text_config.hidden_size == 192  # the text side stays the tiny preset's
+    grid = AutoProcessor.from_pretrained(out).image_processor(images=[Image.new("RGB", (1920, 1920))],
+                                                              return_tensors="pt")["image_grid_thw"]
+    assert int(grid.prod()) // 4 == 144  # 12 x 12 merged tokens: the input side is 1.5x the default 8 x 8
+    with pytest.raises(ValueError, match="vision_depht"):
+        build_model_dir("qwen3_vl", tmp_path / "bad", size_overrides={"vision_depht": 5})
+
+
 def test_unknown_arch_and_size_are_named():
     with pytest.raises(ValueError, match="qwen2_5_vl"):
         build_model_dir("llava", "/nonexistent")

@@ -17,6 +17,7 @@ tokens by default (Qwen2.5-VL resizes it to 224x224, Qwen3-VL keeps 256x256).
 
 from __future__ import annotations
 
+from dataclasses import fields, replace
 from pathlib import Path
 
 import torch
@@ -33,7 +34,7 @@ from transformers import (
     Qwen3VLVideoProcessor,
 )
 
-from guirl.models.sizes import ARCHS, SIZES
+from guirl.models.sizes import ARCHS, SIZES, ModelSize
 from guirl.models.tokenizer import train_tokenizer
 
 
@@ -44,13 +45,23 @@ def _mrope_section(head_dim: int) -> list[int]:
     return [half - height - width, height, width]
 
 
-def make_config(arch: str, size: str, vocab_size: int, special_ids: dict[str, int]) -> PreTrainedConfig:
-    """The transformers config of ``arch`` at ``size`` for a tokenizer of ``vocab_size``."""
-    if arch not in ARCHS:
-        raise ValueError(f"unknown arch {arch!r}; choose one of {list(ARCHS)}")
+def size_preset(size: str, overrides: dict[str, int] | None = None) -> ModelSize:
+    """The preset ``size`` with ``overrides`` (fields of :class:`ModelSize`, e.g. ``{"vision_depth": 5}``)."""
     if size not in SIZES:
         raise ValueError(f"unknown size {size!r}; choose one of {sorted(SIZES)}")
-    s = SIZES[size]
+    unknown = sorted(set(overrides or {}) - {f.name for f in fields(ModelSize)})
+    if unknown:
+        raise ValueError(f"unknown size field(s) {unknown}; choose from {[f.name for f in fields(ModelSize)]}")
+    return replace(SIZES[size], **(overrides or {}))
+
+
+def make_config(arch: str, size: str, vocab_size: int, special_ids: dict[str, int],
+                overrides: dict[str, int] | None = None) -> PreTrainedConfig:
+    """The transformers config of ``arch`` at ``size`` (with ``overrides`` of its fields) for a tokenizer of
+    ``vocab_size``."""
+    if arch not in ARCHS:
+        raise ValueError(f"unknown arch {arch!r}; choose one of {list(ARCHS)}")
+    s = size_preset(size, overrides)
     head_dim = s.text_hidden // s.text_heads
     text = {
         "vocab_size": vocab_size,
@@ -133,15 +144,16 @@ def build_model_dir(
     size: str = "tiny",
     seed: int = 0,
     max_visual_tokens: int = 64,
+    size_overrides: dict[str, int] | None = None,
 ) -> Path:
-    """Build ``arch`` at ``size`` with seeded random weights and save everything to ``out``."""
+    """Build ``arch`` at ``size`` (``size_overrides``: fields of the preset changed) with seeded random weights and
+    save everything to ``out``."""
     if arch not in ARCHS:
         raise ValueError(f"unknown arch {arch!r}; choose one of {list(ARCHS)}")
-    if size not in SIZES:
-        raise ValueError(f"unknown size {size!r}; choose one of {sorted(SIZES)}")
-    tokenizer = train_tokenizer(vocab_size=SIZES[size].vocab_size, seed=seed)
+    preset = size_preset(size, size_overrides)
+    tokenizer = train_tokenizer(vocab_size=preset.vocab_size, seed=seed)
     special_ids = {tok: tokenizer.convert_tokens_to_ids(tok) for tok in tokenizer.all_special_tokens}
-    config = make_config(arch, size, len(tokenizer), special_ids)
+    config = make_config(arch, size, len(tokenizer), special_ids, size_overrides)
     torch.manual_seed(seed)
     model = AutoModelForImageTextToText.from_config(config, dtype=torch.float32)
     model.generation_config = GenerationConfig(

@@ -56,6 +56,10 @@ class CurriculumConfig(BaseModel):
     seed: int = Field(0, description="seed of the model, the data and the data order")
     arch: Literal["qwen2_5_vl", "qwen3_vl"] = Field("qwen3_vl", description="architecture built from config")
     size: str = Field("tiny", description="model size preset")
+    size_overrides: dict[str, int] = Field(default_factory=dict, description="fields of the size preset changed, "
+                                           "e.g. {vision_depth: 5, vision_hidden: 192} (guirl.models.sizes.ModelSize)")
+    max_visual_tokens: int = Field(64, ge=4, description="visual tokens per screenshot at most (input resolution: "
+                                   "a 256x256 screen is 64 tokens)")
     format: str = Field("qwen_computer_use", description="output format the agent writes")
     prompt_style: Literal["full", "compact"] = Field("compact", description="system prompt style")
     batch_size: int = Field(16, gt=0, description="samples per optimiser step")
@@ -179,7 +183,8 @@ def train_curriculum(cfg: CurriculumConfig) -> dict:
     state = process_state()
     with state.main_process_first():  # the main process builds and generates; the others then find the files
         if not (model / "config.json").is_file():
-            build_model_dir(cfg.arch, model, size=cfg.size, seed=cfg.seed)
+            build_model_dir(cfg.arch, model, size=cfg.size, seed=cfg.seed, max_visual_tokens=cfg.max_visual_tokens,
+                            size_overrides=cfg.size_overrides)
         sim = _sim_sets(out / "data" / "sim", cfg)
     history = {}
     for stage in cfg.stages:
