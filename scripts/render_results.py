@@ -166,9 +166,52 @@ def render_rl_room(result: dict) -> list[str]:
     return lines + [""] + _provenance(result)
 
 
+def render_base_agent_vision_levers(result: dict) -> list[str]:
+    lines = [f"## Base-agent vision levers (validation seeds {', '.join(map(str, result.get('seeds', [])))})", "",
+             f"Each setting: the recipe's grounding stages from scratch, {result.get('locate_steps')} steps on one "
+             f"labelled button then {result.get('grounding_steps')} on sim grounding screens; scored on validation "
+             "grounding screens, greedy.", "",
+             "| setting | vision tower (blocks x width) | text (layers x width) | visual tokens per screen | seed "
+             "| grounding | screens | train min | peak RSS GB |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, entry in result.get("settings", {}).items():
+        lever, wall, rss = entry["lever"], _get(entry, "training", "wall_s"), _get(entry, "training", "peak_rss_mb")
+        for seed, s in sorted(entry.get("validation", {}).items()):
+            lines.append(f"| {name} | {lever['vision']} | {lever['text']} | {lever['max_visual_tokens']} | {seed} | "
+                         f"{_f(_get(s, 'grounding', 'step_success'))} | {_get(s, 'grounding', 'n')} | "
+                         f"{_f(wall / 60 if wall else None, 1)} | {_f(rss / 1024 if rss else None, 1)} |")
+    return lines + [""] + _provenance(result)
+
+
+def render_computersd_async(result: dict) -> list[str]:
+    a, b = result.get("cpus", ["?", "?"])
+    alone = result.get("alone", {})
+    lines = [f"## ComputerSD asynchronous pipeline on separated cores (CPUs {a} and {b})", "",
+             f"`{result.get('recipe')}`, {result.get('steps')} optimiser steps per run, the first "
+             f"{result.get('warmup')} left out, {_f(result.get('trajectories_per_batch'), 0)} trajectories per batch. "
+             f"{str(result.get('definition', '')).capitalize()}." + (" CPUs A and B are SMT siblings of one core."
+                                                                    if result.get("smt_siblings") else ""), "",
+             "| run | overrides | traj/h | rollout s | analysis s | rescore s | update s | wait s | staleness | dropped |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, r in result.get("runs", {}).items():
+        lines.append(f"| {name} | `{' '.join(r.get('overrides', []))}` | {_f(r.get('traj_per_hour'), 0)} | "
+                     f"{_f(r.get('rollout_s'), 2)} | {_f(r.get('analysis_s'), 3)} | {_f(r.get('rescore_s'), 2)} | "
+                     f"{_f(r.get('update_s'), 2)} | {_f(r.get('wait_s'), 2)} | {_f(r.get('staleness_mean'), 2)} | "
+                     f"{_f(r.get('dropped'), 0)} |")
+    share, target = result.get("async_share_of_bound"), result.get("target_share", 0.8)
+    lines += ["", f"Alone on one core, one thread: rollout side {_f(alone.get('rollout_side_s'), 2)} s per batch "
+              f"({_f(alone.get('rollout_side_traj_per_hour'), 0)} traj/h), trainer {_f(alone.get('trainer_s'), 2)} s "
+              f"({_f(alone.get('trainer_traj_per_hour'), 0)} traj/h); pipeline bound "
+              f"{_f(result.get('bound_traj_per_hour'), 0)} traj/h. Async pinned / sync ({result.get('sync_baseline')}): "
+              f"{_f(result.get('async_over_sync'), 2)}x; async pinned reaches {_f(share and 100 * share, 0)}% of the "
+              f"bound (target {100 * target:.0f}%: {'met' if share is not None and share >= target else 'not met'}); "
+              f"async threads on the same two cores: {_f((result.get('threads_share_of_bound') or 0) * 100, 0)}%."]
+    return lines + [""] + _provenance(result)
+
+
 RENDERERS = {"base_agent": render_base_agent, "base_agent_levers": render_base_agent_levers,
+             "base_agent_vision_levers": render_base_agent_vision_levers,
              "rl_recipes": render_rl_recipes, "rl_visited": render_rl_visited,
-             "rl_room": render_rl_room}
+             "rl_room": render_rl_room, "computersd_async": render_computersd_async}
 
 
 def render() -> str:

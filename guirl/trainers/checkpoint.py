@@ -134,9 +134,9 @@ ALLOW_CONFIG_CHANGE_ENV = "GUIRL_ALLOW_CONFIG_CHANGE"
 
 #: fields that may differ between a checkpoint's config and the config resuming from it, because they change
 #: neither the model, the data order, the samples nor the optimiser: where the run lives (a moved directory),
-#: whether it resumes, CPU threads, trackers, and how often it logs and saves
+#: whether it resumes, CPU threads and cores, trackers, and how often it logs and saves
 RESUME_MAY_CHANGE = frozenset({"output_dir", "resume", "num_threads", "report_to", "log_every", "save_every",
-                               "keep_last"})
+                               "keep_last", "rollout_cpus", "trainer_cpus"})
 
 
 class ConfigChangedError(ValueError):

@@ -28,6 +28,14 @@ trainer publishes after every update; each sample keeps the version that generat
 than ``max_staleness`` versions old is dropped (or kept, ``stale_policy=importance``); staleness is logged.
 Resume restores the trainer exactly in sync mode; in async mode the rollouts after a resume differ
 (thread timing decides which version generated which batch).
+
+Separated cores (``rollout_cpus`` + ``trainer_cpus``, async): the rollout side (environments, generation,
+analysis, rescoring: :class:`~guirl.trainers.async_pipeline.ProcessPipeline`) runs in a process of its own,
+pinned to ``rollout_cpus`` with one torch thread per core; its environment workers or browsers are its
+children and inherit that mask. The trainer's process is pinned to ``trainer_cpus``. The weights travel in
+shared memory; finished batches come back pickled. A process rather than a pinned thread because the GIL
+is per process: two threads on two cores still take turns for every Python line (module calls, sampling,
+the built-in world), which with a small model is most of a step.
 """
 
 from __future__ import annotations
@@ -98,6 +106,13 @@ class ComputerSDConfig(TrainerConfig):
     max_staleness: int = Field(2, ge=0, description="most policy versions a trained-on batch may lag (async: "
                                "also the batches in flight, so 2 lets rollout, analysis + rescoring and the update overlap)")
     stale_policy: Literal["drop", "importance"] = Field("drop", description="what happens beyond max_staleness")
+    rollout_cpus: list[int] = Field(
+        default_factory=list, description="mode=async: run the rollout side (environments and their workers or "
+        "browsers, generation, analysis, rescoring) in a process of its own pinned to these CPU cores, one torch "
+        "thread per core; [] = threads of the trainer's process, unpinned. Needs trainer_cpus (disjoint)")
+    trainer_cpus: list[int] = Field(
+        default_factory=list, description="pin the trainer's process to these CPU cores with one torch thread per "
+        "core (num_threads is set to their number); with mode=sync every stage runs there")
     # held-out evaluation (whole episodes, greedy)
     eval_tasks: list[str] | None = Field(None, description="held-out tasks (default: the training tasks)")
     eval_episodes: int = Field(0, ge=0, description="held-out episodes per task (0 = no evaluation)")
@@ -116,6 +131,27 @@ class ComputerSDConfig(TrainerConfig):
 
         return upgrade_deprecated(cls, data)
 
+    @model_validator(mode="after")
+    def _separated_cores(self) -> ComputerSDConfig:
+        for name in ("rollout_cpus", "trainer_cpus"):
+            cpus = getattr(self, name)
+            if any(c < 0 for c in cpus) or len(set(cpus)) != len(cpus):
+                raise ValueError(f"{name}={cpus}: distinct CPU core numbers >= 0")
+        if self.rollout_cpus:
+            if self.mode != "async":
+                raise ValueError("rollout_cpus separates the rollout side from the trainer: it needs mode=async")
+            if not self.trainer_cpus:
+                raise ValueError("rollout_cpus needs trainer_cpus too (the trainer's cores, disjoint from them)")
+            if set(self.rollout_cpus) & set(self.trainer_cpus):
+                raise ValueError(f"rollout_cpus={self.rollout_cpus} and trainer_cpus={self.trainer_cpus} share "
+                                 "cores; give each side its own")
+            if self.env_backend == "ray":
+                raise ValueError("rollout_cpus cannot pin Ray actors (the Ray runtime starts them): use "
+                                 "env_backend=local or process")
+        if self.trainer_cpus:
+            self.num_threads = len(self.trainer_cpus)
+        return self
+
 
 @dataclass
 class Batch:
@@ -128,14 +164,21 @@ class Batch:
 class ComputerSD:
     """The stage functions (shared by both modes) and the trainer-side scoring."""
 
-    def __init__(self, cfg: ComputerSDConfig, policy):
+    def __init__(self, cfg: ComputerSDConfig, policy, with_analyzer: bool = True):
+        """``with_analyzer=False``: the trainer's side of separated cores (the rollout side's process has the
+        analyzer; a checkpoint analyzer would otherwise be loaded twice)."""
         from guirl.judges import make_judge
+        from guirl.judges.base import JUDGES
 
         self.cfg, self.policy = cfg, policy
         self.items = [(task, seed) for task in cfg.tasks for seed in range(cfg.train_seeds)]
         self.needs_analysis = cfg.opsd_coef > 0 or cfg.prm_weight != 0
         self.needs_rescoring = cfg.opsd_coef > 0
-        self.analyzer = make_judge(cfg.analyzer, **cfg.analyzer_kwargs) if self.needs_analysis else None
+        self.analyzer = None
+        if self.needs_analysis and with_analyzer:
+            self.analyzer = make_judge(cfg.analyzer, **cfg.analyzer_kwargs)
+        elif self.needs_analysis:  # an unknown name is said here rather than in the other process
+            JUDGES.get(cfg.analyzer)
 
     # -- stage 1 ----------------------------------------------------------------------------------
     def specs(self, drawn: list[tuple[str, int]]):
@@ -246,6 +289,35 @@ class ComputerSD:
         model.train(was_training)
         batch.counts["opsd/rescored_steps"] = float(len(steps))
         batch.timings["rescore_s"] = time.perf_counter() - t0
+        return batch
+
+    # -- to the trainer's process ------------------------------------------------------------------
+    def pack(self, batch: Batch) -> Batch:
+        """The batch as it crosses to the trainer's process (``rollout_cpus``; the last stage there). The
+        trainer reads samples, step values and outcomes, never a screenshot: observations travel without
+        theirs (most of a pickled batch otherwise), and a privileged prompt whose images equal its step's
+        own prompt's shares that tensor, so it travels once."""
+        import dataclasses
+
+        t0 = time.perf_counter()
+        bare: dict[int, Any] = {}
+
+        def without_screenshot(obs):
+            if obs is None or not dataclasses.is_dataclass(obs) or getattr(obs, "screenshot", None) is None:
+                return obs
+            if id(obs) not in bare:
+                bare[id(obs)] = dataclasses.replace(obs, screenshot=None)
+            return bare[id(obs)]
+
+        for tr in batch.trajectories:
+            for step in tr.steps:
+                step.before, step.after = without_screenshot(step.before), without_screenshot(step.after)
+                own, teacher = step.sample.prompt, step.sample.teacher_prompt
+                mine, theirs = getattr(own, "pixel_values", None), getattr(teacher, "pixel_values", None)
+                if mine is not None and theirs is not None and mine is not theirs and mine.shape == theirs.shape \
+                        and torch.equal(mine, theirs):
+                    teacher.pixel_values = mine
+        batch.timings["pack_s"] = time.perf_counter() - t0
         return batch
 
     # -- trainer side -----------------------------------------------------------------------------

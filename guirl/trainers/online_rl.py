@@ -3,7 +3,10 @@
 :class:`OnlineSampler` is the trainer core's ``prepare_step``. ``mode: sync`` runs the stages of
 :class:`~guirl.trainers.computersd.ComputerSD` (rollout, analysis, rescoring) on the trainer's model,
 then scores; ``mode: async`` starts a :class:`~guirl.trainers.async_pipeline.StagePipeline` whose
-rollout and rescoring stages own model replicas that load the weights published at every step.
+rollout and rescoring stages own model replicas that load the weights published at every step. With
+``rollout_cpus`` that pipeline runs in a process of its own on those cores
+(:class:`~guirl.trainers.async_pipeline.ProcessPipeline`, built by :func:`rollout_side`), the trainer's
+process on ``trainer_cpus``.
 """
 
 from __future__ import annotations
@@ -13,7 +16,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from guirl.trainers.async_pipeline import StagePipeline, StalenessGate, WeightSlot
+from guirl.trainers.async_pipeline import (
+    ProcessPipeline,
+    SharedWeightSlot,
+    StagePipeline,
+    StalenessGate,
+    WeightSlot,
+    check_cpus,
+    pin_threads,
+    unpin_threads,
+)
 from guirl.trainers.computersd import ComputerSD, ComputerSDConfig, computersd_loss
 
 
@@ -23,41 +35,32 @@ class OnlineSampler:
 
         self.cfg, self.policy, self.method, self.reference = cfg, policy, method, reference
         self.engine_for = lambda model: HFEngine(model, policy.processor, max_batch_rows=cfg.engine_max_rows)
-        self.envs = training_envs(cfg)
+        # with separated cores the environments live in the rollout side's process (and on its cores)
+        self.envs = None if cfg.mode == "async" and cfg.rollout_cpus else training_envs(cfg)
         self.engine = HFEngine.from_policy(policy, max_batch_rows=cfg.engine_max_rows)
         self.gate = StalenessGate(cfg.max_staleness, cfg.stale_policy)
-        self.pipeline: StagePipeline | None = None
+        self.pipeline: StagePipeline | ProcessPipeline | None = None
+        self.accounting: dict[str, Any] = {}
         self.started = time.perf_counter()
         self.trajectories = 0
 
     def draw(self, round_index: int) -> list[tuple[str, int]]:
-        """The (task, seed) pairs of rollout round ``round_index``: a function of the seed and the round only,
-        so both modes play the same tasks in the same order and a resumed run draws what it would have."""
-        rng = random.Random(self.cfg.seed * 7_919 + round_index)
-        return rng.sample(self.method.items, min(self.cfg.batch_size * self.cfg.grad_accum, len(self.method.items)))
+        return draw_round(self.cfg, self.method.items, round_index)
 
     # -- async ------------------------------------------------------------------------------------
     def _start_async(self, model, step: int) -> None:
         cfg, method = self.cfg, self.method
+        in_flight = max(1, cfg.max_staleness)
+        if cfg.rollout_cpus:
+            self.slot = SharedWeightSlot(model, step)
+            self.pipeline = ProcessPipeline(rollout_side, (cfg, self.slot, step), cpus=cfg.rollout_cpus, maxsize=1,
+                                            max_in_flight=in_flight).start()
+            return
         self.slot = WeightSlot(model, step)
         roll_model, score_model = self.slot.replica(model), self.slot.replica(model)
-        roll_engine = self.engine_for(roll_model)
-        envs = self.envs
-        state = {"roll": step, "score": step, "round": step}
-
-        def source():
-            state["roll"] = self.slot.sync(roll_model, state["roll"])
-            roll_engine.update_weights(roll_model, state["roll"])
-            index, state["round"] = state["round"], state["round"] + 1
-            return method.rollout(roll_engine, envs, self.draw(index), state["roll"],
-                                  seed=cfg.seed * 1_000_003 + index * 1_009)
-
-        def rescore(batch):
-            state["score"] = self.slot.sync(score_model, state["score"])
-            return method.rescore(score_model, batch)
-
-        self.pipeline = StagePipeline(source, [("analysis", method.analyze), ("rescore", rescore)],
-                                      maxsize=1, max_in_flight=max(1, cfg.max_staleness)).start()
+        source, stages = async_stages(cfg, method, self.engine_for(roll_model), self.envs, roll_model, score_model,
+                                      self.slot, step, have=step)
+        self.pipeline = StagePipeline(source, stages, maxsize=1, max_in_flight=in_flight).start()
 
     def _next_async(self, model, step: int):
         if self.pipeline is None:
@@ -70,9 +73,15 @@ class OnlineSampler:
                 return batch
 
     def close(self) -> None:
+        """Stop the pipeline; ``accounting`` then says where every produced batch went (``dropped``: by the
+        staleness gate; ``left_over``: finished, not trained on; ``unfinished``: inside the pipeline)."""
         if self.pipeline is not None:
             self.pipeline.stop()
-        self.envs.close()
+            self.accounting = self.pipeline.accounting() | {"dropped": self.gate.dropped}
+            if getattr(self.pipeline, "worker", None):  # the rollout side's process: pid, cores, torch threads
+                self.accounting["rollout_side"] = self.pipeline.worker
+        if self.envs is not None:
+            self.envs.close()
 
     # -- prepare_step -----------------------------------------------------------------------------
     def __call__(self, model, step: int, batches):
@@ -109,6 +118,52 @@ class OnlineSampler:
             metrics |= {f"async/{k[5:]}": v for k, v in self.pipeline.stage_times().items()}
         num_micro = max(1, -(-len(samples) // cfg.micro_batch_size))
         return micro_batches(samples, cfg.micro_batch_size, num_micro), metrics
+
+
+def draw_round(cfg: ComputerSDConfig, items: list, round_index: int) -> list[tuple[str, int]]:
+    """The (task, seed) pairs of rollout round ``round_index``: a function of the seed and the round only,
+    so both modes play the same tasks in the same order and a resumed run draws what it would have."""
+    rng = random.Random(cfg.seed * 7_919 + round_index)
+    return rng.sample(items, min(cfg.batch_size * cfg.grad_accum, len(items)))
+
+
+def async_stages(cfg: ComputerSDConfig, method: ComputerSD, roll_engine, envs, roll_model, score_model, slot,
+                 step: int, have: int):
+    """The asynchronous pipeline's source (rollout rounds from ``step`` on) and stages (analysis,
+    rescoring); the replicas hold weights version ``have`` and load newer ones from ``slot``."""
+    state = {"roll": have, "score": have, "round": step}
+
+    def source():
+        state["roll"] = slot.sync(roll_model, state["roll"])
+        roll_engine.update_weights(roll_model, state["roll"])
+        index, state["round"] = state["round"], state["round"] + 1
+        return method.rollout(roll_engine, envs, draw_round(cfg, method.items, index), state["roll"],
+                              seed=cfg.seed * 1_000_003 + index * 1_009)
+
+    def rescore(batch):
+        state["score"] = slot.sync(score_model, state["score"])
+        return method.rescore(score_model, batch)
+
+    return source, [("analysis", method.analyze), ("rescore", rescore)]
+
+
+def rollout_side(cfg: ComputerSDConfig, slot: SharedWeightSlot, step: int):
+    """The rollout side in its own process (:class:`ProcessPipeline` calls it there, already pinned): its own
+    policy (the trainer's weights come from ``slot`` before the first round), environments and analyzer."""
+    from guirl.rollout.hf_engine import HFEngine
+
+    policy = load_online_policy(cfg)
+    method = ComputerSD(cfg, policy)
+    roll_model, score_model = slot.replica(policy.model), slot.replica(policy.model)
+    policy.model = roll_model  # the replicas are all this side needs
+    ours, theirs = set(roll_model.state_dict()), set(slot._state)
+    if ours != theirs:
+        raise RuntimeError(f"the rollout side's model does not match the trainer's: {len(ours - theirs)} keys only "
+                           f"here (e.g. {sorted(ours - theirs)[:3]}), {len(theirs - ours)} only there")
+    envs = training_envs(cfg)
+    engine = HFEngine(roll_model, policy.processor, max_batch_rows=cfg.engine_max_rows)
+    source, stages = async_stages(cfg, method, engine, envs, roll_model, score_model, slot, step, have=-1)
+    return source, [*stages, ("pack", method.pack)], envs.close
 
 
 def training_envs(cfg: ComputerSDConfig):
@@ -157,12 +212,8 @@ def load_online_policy(cfg: ComputerSDConfig):
 
 def train_computersd(cfg: ComputerSDConfig) -> dict[str, Any]:
     """Run ComputerSD (or one of its baselines) as configured; the final model goes to ``output_dir/final``."""
-    import torch
-
     from guirl.envs.base import available_envs
-    from guirl.trainers.core import process_state, train
-    from guirl.trainers.grpo import save_final
-    from guirl.trainers.rl_common import ReferencePolicy
+    from guirl.trainers.core import process_state
 
     if cfg.env not in available_envs():
         raise ValueError(f"env {cfg.env!r} is not a registered environment; choose one of {available_envs()}")
@@ -170,9 +221,26 @@ def train_computersd(cfg: ComputerSDConfig) -> dict[str, Any]:
         raise ValueError("tasks is empty: name at least one training task (e.g. tasks=[desktop.open_file])")
     if process_state().num_processes > 1:
         raise ValueError("computersd runs on one process for now; launch it without accelerate / torchrun")
+    check_cpus("rollout_cpus", cfg.rollout_cpus)
+    check_cpus("trainer_cpus", cfg.trainer_cpus)
+    unpin = pin_threads(cfg.trainer_cpus) if cfg.trainer_cpus else None  # loading and all included
+    try:
+        return _train_computersd(cfg)
+    finally:
+        if unpin is not None:  # the caller's process (a test, a notebook) gets its cores back
+            unpin_threads(unpin)
+
+
+def _train_computersd(cfg: ComputerSDConfig) -> dict[str, Any]:
+    import torch
+
+    from guirl.trainers.core import train
+    from guirl.trainers.grpo import save_final
+    from guirl.trainers.rl_common import ReferencePolicy
+
     torch.manual_seed(cfg.seed)
     policy = load_online_policy(cfg)
-    method = ComputerSD(cfg, policy)
+    method = ComputerSD(cfg, policy, with_analyzer=not (cfg.mode == "async" and cfg.rollout_cpus))
     reference = ReferencePolicy(policy.model, policy.processor) if cfg.kl_coef else None
     sampler = OnlineSampler(cfg, policy, method, reference)
     evaluate = online_evaluator(cfg, policy)
@@ -187,6 +255,8 @@ def train_computersd(cfg: ComputerSDConfig) -> dict[str, Any]:
         sampler.close()
     result["final_dir"] = save_final(policy, result["model"], Path(cfg.output_dir))
     result["trajectories"] = sampler.trajectories
+    if sampler.accounting:
+        result["async_accounting"] = sampler.accounting
     if evaluate is not None:
         result["final_eval"] = evaluate(result["model"], result["step"])
         write_json(Path(cfg.output_dir) / "final_eval.json", {"step": result["step"], **result["final_eval"]})
