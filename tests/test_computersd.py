@@ -3,6 +3,7 @@ asynchronous pipeline's staleness accounting, and the trainer end to end in both
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import time
@@ -282,19 +283,110 @@ def test_loss_is_grpo_plus_lambda_opsd(agent):
     grpo, _ = computersd_loss(policy.model, policy.processor, samples, [samples], cfg.model_copy(update={"opsd_coef": 0}))
     assert float((full - grpo).detach()) == pytest.approx(0.5 * m_full["opsd/loss"], rel=1e-4, abs=1e-6)
     assert isinstance(samples[0], Sample)
-    # the code's top-k + tail form, from the k privileged log-probs per token kept at rescoring
-    top = cfg.model_copy(update={"opsd_loss": "topk", "opsd_top_k": 5})
-    method = ComputerSD(top, policy)
+
+
+@pytest.fixture(scope="module")
+def topk_batch(agent):
+    """One analysed, privileged-rescored rollout (top-k 5 kept per token) and its step samples."""
+    policy, engine = agent
+    cfg = ComputerSDConfig(model=str(BASE_AGENT), kl_coef=0.0, opsd_coef=0.5, opsd_loss="topk", opsd_top_k=5,
+                           tasks=["desktop.open_file"], group_size=2, max_episode_steps=3)
+    method = ComputerSD(cfg, policy)
     batch = method.rescore(policy.model, method.analyze(
         method.rollout(engine, EnvSlots(lambda: SimEnv(preset="coarse")), [("desktop.open_file", 4)], 0, seed=2)))
     samples, _ = method.score(batch)
+    assert any(s.extra.get("value") for s in samples)
+    return cfg, samples
+
+
+@torch.no_grad()
+def _full_logprobs(policy, prompts, samples, temperature):
+    from guirl.models.scoring import score_completions
+
+    out = score_completions(policy.model, policy.processor, prompts, [s.completion_ids for s in samples],
+                            temperature=temperature, full_distribution=True)
+    return out.full_logprobs.double(), out.mask.double()  # [N, T, V], [N, T]
+
+
+def test_topk_opsd_branch_matches_a_hand_computed_bucket_kl(agent, topk_batch):
+    """opsd_loss=topk: the trainer's OPSD term equals the teacher-top-k + tail reverse KL, sigmoid-gated, recomputed."""
+    policy, _ = agent
+    cfg, samples = topk_batch
+    samples = [copy.copy(s) for s in samples]
+    samples[1].extra = {**samples[1].extra, "value": 0}  # a masked step (a tie): out of the loss and its normaliser
     ids, logp = next(s.extra["teacher_topk"] for s in samples if s.extra.get("value"))
     assert ids.shape[-1] == 5 and logp.shape == ids.shape and bool((logp <= 0).all())
-    loss, m = computersd_loss(policy.model, policy.processor, samples, [samples], top)
-    assert m["opsd/topk_kl"] >= 0 and torch.isfinite(loss)
+    loss, m = computersd_loss(policy.model, policy.processor, samples, [samples], cfg)
+    with torch.no_grad():
+        grpo, _ = computersd_loss(policy.model, policy.processor, samples, [samples], cfg.model_copy(update={"opsd_coef": 0}))
+    # by hand (docstrings of gated_topk_kl_loss / bucket_reverse_kl): buckets = the teacher's k most likely ids
+    # under h+ plus one tail bucket (no renormalisation); KL(p || q) over the k + 1 buckets; weight
+    # sigmoid(beta * KL), detached; token-mean over the tokens of scored (s != 0) steps
+    log_p, mask = _full_logprobs(policy, [s.prompt for s in samples], samples, cfg.temperature)
+    log_q, _ = _full_logprobs(policy, [s.teacher_prompt or s.prompt for s in samples], samples, cfg.temperature)
+    top = log_q.topk(cfg.opsd_top_k, dim=-1).indices  # [N, T, k]
+    p_k, q_k = log_p.gather(-1, top).exp(), log_q.gather(-1, top).exp()
+    p_tail, q_tail = 1 - p_k.sum(-1), 1 - q_k.sum(-1)
+    kl = (p_k * (p_k.log() - q_k.log())).sum(-1) + p_tail * (p_tail.log() - q_tail.log())  # [N, T]
+    scored = torch.tensor([float(s.trainable and s.extra.get("value", 0) != 0) for s in samples], dtype=torch.float64)
+    active = mask * scored[:, None]
+    n_scored = sum(s.num_tokens for s in samples if s.trainable and s.extra.get("value"))
+    want = float((torch.sigmoid(cfg.opsd_beta * kl) * kl * active).sum() / n_scored)
+    assert want > 1e-4  # not a vacuous comparison
+    assert m["opsd/topk_kl"] == pytest.approx(float((kl * active).sum() / active.sum()), rel=1e-4)
+    assert float((loss - grpo).detach()) / cfg.opsd_coef == pytest.approx(want, rel=1e-4, abs=1e-6)
     loss.backward()
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in policy.model.parameters())
     policy.model.zero_grad()
+
+
+@pytest.mark.parametrize("variant", ["paper", "code"])
+def test_loss_is_hand_computed_grpo_plus_kl_plus_lambda_opsd(agent, topk_batch, variant):
+    """L = clipped GRPO + kl_coef * k3 KL + opsd_coef * value-gated OPSD, each part by hand: value and gradient."""
+    from guirl.models.scoring import score_completions
+    from guirl.rollout.sample import padded
+
+    policy, _ = agent
+    cfg = topk_batch[0].model_copy(update={"opsd_loss": "sampled_token", "opsd_variant": variant, "kl_coef": 0.05,
+                                           "opsd_coef": 0.5})
+    gen = torch.Generator().manual_seed(0)
+    batch = []
+    assert len(topk_batch[1]) >= 4 and all(s.teacher_logprobs is not None for s in topk_batch[1])
+    for i, s in enumerate(topk_batch[1]):  # advantages of both signs, ratios inside and outside the clip range
+        s = copy.copy(s)
+        noise = (torch.rand(s.num_tokens, generator=gen) - 0.5).tolist()
+        s.advantage = [1.0, -0.5, 0.75][i % 3]
+        s.extra = {**s.extra, "value": [1, -1, 1, 0][i % 4]}  # both step values and a masked step
+        s.behaviour_logprobs = [b + n for b, n in zip(s.behaviour_logprobs, noise, strict=True)]
+        s.ref_logprobs = [b - 0.3 * n for b, n in zip(s.behaviour_logprobs, noise, strict=True)]
+        batch.append(s)
+    total, _ = computersd_loss(policy.model, policy.processor, batch, [batch], cfg)
+    # the parts by hand, from the student's log-probs of the sampled tokens
+    out = score_completions(policy.model, policy.processor, [s.prompt for s in batch],
+                            [s.completion_ids for s in batch], temperature=cfg.temperature)
+    logp, mask = out.logprobs, out.mask
+    old, ref = padded([s.behaviour_logprobs for s in batch]), padded([s.ref_logprobs for s in batch])
+    adv = torch.tensor([s.advantage for s in batch])[:, None]
+    ratio = (logp - old).exp()
+    clipped = ratio.clamp(1 - cfg.clip_eps_low, 1 + cfg.clip_eps_high)
+    assert bool(((clipped != ratio) & mask.bool()).any())  # the clip is exercised
+    n_tokens = sum(s.num_tokens for s in batch)
+    pg = (-torch.minimum(ratio * adv, clipped * adv) * mask).sum() / n_tokens
+    kl = (((ref - logp).exp() - (ref - logp) - 1) * mask).sum() / n_tokens  # k3
+    s_val = torch.tensor([float(s.extra.get("value", 0)) for s in batch])[:, None]
+    priv = padded([s.teacher_logprobs or [0.0] * s.num_tokens for s in batch])
+    gate_in = logp if variant == "paper" else logp.detach()  # code: the gate is a detached weight
+    gate = torch.sigmoid(cfg.opsd_beta * s_val * (priv - gate_in))
+    n_scored = sum(s.num_tokens for s in batch if s.extra.get("value"))
+    opsd = (gate * s_val * (priv - logp) * mask * (s_val != 0)).sum() / n_scored
+    assert min(abs(float(pg.detach())), float(kl.detach()), abs(float(opsd.detach()))) > 1e-4  # every part counts
+    want = pg + cfg.kl_coef * kl + cfg.opsd_coef * opsd
+    assert float(total.detach()) == pytest.approx(float(want.detach()), abs=1e-6)
+    weight = policy.model.get_input_embeddings().weight
+    (g_total,) = torch.autograd.grad(total, weight)
+    g_pg, g_kl, g_opsd = (torch.autograd.grad(part, weight, retain_graph=True)[0] for part in (pg, kl, opsd))
+    g_want = g_pg + cfg.kl_coef * g_kl + cfg.opsd_coef * g_opsd
+    assert g_total.abs().max() > 0 and torch.allclose(g_total, g_want, rtol=1e-4, atol=1e-7)
 
 
 # -- end to end ------------------------------------------------------------------------------------------

@@ -173,4 +173,11 @@ def add_verify_parser(verbs: argparse._SubParsersAction) -> None:
     add_parser(verbs)
 
 
-DATAGEN_VERBS = [add_error_recovery_parser, add_explore_parser, add_atg_parser, add_verify_parser]
+def add_own_prefix_parser(verbs: argparse._SubParsersAction) -> None:
+    from guirl.commands.own_prefix import add_parser
+
+    add_parser(verbs)
+
+
+DATAGEN_VERBS = [add_error_recovery_parser, add_explore_parser, add_atg_parser, add_verify_parser,
+                 add_own_prefix_parser]

@@ -19,6 +19,10 @@ coordinate tokens, ``sum(w * CE) / sum(w)`` over the whole optimiser step
 Departure: ASFT's spans are defined on GUI-Libra's ``<answer>`` block; for
 other formats the whole action text is the action span and the numbers after
 a coordinate key are the grounding span (:func:`action_spans`).
+
+An example may start its answer with a given ``prefix`` that is context, not target (its tokens follow the
+prompt and carry no label): the teacher copies on the student's own prefixes of
+:mod:`guirl.datagen.own_prefix` (``own_prefix_samples``), whose ``answer`` is the rest of the reference.
 """
 
 from __future__ import annotations
@@ -85,6 +89,12 @@ class SFTConfig(TrainerConfig):
         "(all of A*_t, target the recorded action); Most-Matched-GT has the single shape; analyzer (ComputerSD's "
         "Guide / Avoid block naming one reference of A*_t, the target, and half the time an element to avoid)",
     )
+    own_prefix_samples: list[str] = Field(
+        default_factory=list, description="student samples of train_data's steps (`guirl datagen own-prefix`'s "
+        "samples.jsonl): each sample that leaves its Most-Matched reference adds a guided copy whose answer starts "
+        "with the student's own tokens through the first one that differs (context, not in the loss) and goes on "
+        "with the reference's (guirl/datagen/own_prefix.py)",
+    )
 
 
 @dataclass
@@ -99,6 +109,8 @@ class Example:
     guidance: list[Action] | None = None  # reference actions of the privileged block (a teacher's sample)
     guidance_style: str = "reference"  # "reference" (LiteGUI's block) or "analyzer" (ComputerSD's Guide / Avoid)
     avoid: str | None = None  # the analyzer block's Avoid line
+    prefix: str | None = None  # start of the answer given as context, not in the loss (a student's own prefix)
+    answer: str | None = None  # the answer after ``prefix``, instead of the one written from target / reasoning
 
 
 def target_action(step: Step, supported: frozenset | None = None) -> Action | None:
@@ -196,11 +208,14 @@ def guidance_text(example: Example, fmt: str, frame) -> str | None:
 
 
 def target_text(example: Example, fmt: str, frame) -> str:
-    """The answer: ``<think>reasoning</think>`` (if any) then the formatted action.
+    """The answer: ``<think>reasoning</think>`` (if any) then the formatted action (``example.answer`` when
+    set: the text after a given prefix).
 
     Coordinates are rounded to whole numbers of the model's frame, as Qwen-VL
     models write them (pixels of the resized image, or 0-1000).
     """
+    if example.answer is not None:
+        return example.answer
     answer = written_action(example.target, fmt, frame)
     return f"<think>{example.reasoning}</think>{answer}" if example.reasoning else answer
 
@@ -263,12 +278,18 @@ class SFTCollator:
         prompt = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         prompt_inputs = self.processor(text=[prompt], images=images, return_tensors="pt")
         text = target_text(ex, self.cfg.format, frame)
+        prefix = ex.prefix or ""  # context: after the prompt, no labels; spans are found in prefix + text
         enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        weights = token_weights(enc["offset_mapping"], text, self.cfg) + [1.0] * len(self.end_ids)
+        offsets = [(s + len(prefix), e + len(prefix)) for s, e in enc["offset_mapping"]]
+        weights = token_weights(offsets, prefix + text, self.cfg) + [1.0] * len(self.end_ids)
         target_ids = enc["input_ids"] + self.end_ids
         prompt_ids = prompt_inputs["input_ids"][0].tolist()
         # token kinds for M-RoPE (1 = image token); the answer is text (0)
         kinds = prompt_inputs["mm_token_type_ids"][0].tolist() if "mm_token_type_ids" in prompt_inputs else None
+        if prefix:
+            prefix_ids = self.tokenizer(prefix, add_special_tokens=False)["input_ids"]
+            prompt_ids += prefix_ids
+            kinds = kinds + [0] * len(prefix_ids) if kinds is not None else None
         return {
             "mm_token_type_ids": kinds + [0] * len(target_ids) if kinds is not None else None,
             "input_ids": prompt_ids + target_ids,
@@ -348,6 +369,10 @@ def train_sft(cfg: SFTConfig) -> dict[str, Any]:
     if cfg.gradient_checkpointing:
         enable_gradient_checkpointing(policy.model)
     examples = build_examples(cfg.train_data, cfg, cfg.seed)
+    if cfg.own_prefix_samples:
+        from guirl.datagen.own_prefix import own_prefix_data
+
+        examples += own_prefix_data(cfg, policy.processor.tokenizer, policy.frame_for)
     collate = SFTCollator(policy.processor, policy.frame_for, cfg)
     evaluate = None
     if cfg.eval_data and cfg.eval_every:
