@@ -1,4 +1,4 @@
-"""The teacher-on-own-prefix data builder (guirl/datagen/own_prefix.py) on a hand-made case: where a student sample
+"""The teacher-on-own-prefix data builder (guirl/trainers/own_prefix.py) on a hand-made case: where a student sample
 leaves the reference, the exact answer texts built, which tokens are context (no loss) and which are targets;
 then the wiring: samples files read by SFT's own_prefix_samples (Most-Matched references), and the
 `guirl datagen own-prefix` verb."""
@@ -13,8 +13,8 @@ from PIL import Image, ImageDraw
 
 from guirl.actions import Action, ActionType, Frame
 from guirl.data import Episode, ImageRef, Step, write_episodes
-from guirl.datagen.own_prefix import leave_index, own_prefix_data, own_prefix_examples, own_prefix_split
 from guirl.models.prompts import GUIDANCE_HEADER
+from guirl.trainers.own_prefix import leave_index, own_prefix_data, own_prefix_examples, own_prefix_split
 from guirl.trainers.sft import Example, SFTCollator, SFTConfig, target_action
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -167,6 +167,15 @@ def parse_pairs(pairs: Iterable[str], flag: str) -> dict[str, Any]:
 
 
 # -- --out --------------------------------------------------------------------------------------------------------
+def check_episodes_and_model(episodes: str, model: str) -> None:
+    """One line for a datagen verb's two usual inputs: a recorded episodes file and a model directory."""
+    if not Path(episodes).is_file():
+        raise UsageError(f"--episodes: {episodes} does not exist; write one with `guirl gen-data`")
+    if not (Path(model) / "config.json").is_file():
+        raise UsageError(f"--model: {model} is not a model directory (no config.json); "
+                         "build one with `guirl init-model` or train one")
+
+
 def add_overwrite_flag(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--overwrite", action="store_true", help=f"replace the {what} already in --out")
 

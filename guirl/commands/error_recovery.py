@@ -25,7 +25,7 @@ import os
 import time
 from pathlib import Path
 
-from guirl.commands import UsageError, add_option, add_overwrite_flag, refuse_to_overwrite
+from guirl.commands import UsageError, add_option, add_overwrite_flag, check_episodes_and_model, refuse_to_overwrite
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -35,14 +35,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     verbs.required = True
     for add_verb in DATAGEN_VERBS:
         add_verb(verbs)
-
-
-def _check_inputs(episodes: str, model: str) -> None:
-    if not Path(episodes).is_file():
-        raise UsageError(f"--episodes: {episodes} does not exist; write one with `guirl gen-data`")
-    if not (Path(model) / "config.json").is_file():
-        raise UsageError(f"--model: {model} is not a model directory (no config.json); "
-                         "build one with `guirl init-model` or train one")
 
 
 def add_error_recovery_parser(verbs: argparse._SubParsersAction) -> None:
@@ -76,7 +68,7 @@ def add_error_recovery_parser(verbs: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    _check_inputs(args.episodes, args.model)
+    check_episodes_and_model(args.episodes, args.model)
     refuse_to_overwrite(args.out, ("episodes.jsonl", "error_recovery_manifest.json"), "error-recovery dataset",
                         args.overwrite)
     from guirl.data.io import DataError, read_episodes
@@ -134,7 +126,7 @@ def add_explore_parser(verbs: argparse._SubParsersAction) -> None:
 
 def run_explore(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    _check_inputs(args.episodes, args.model)
+    check_episodes_and_model(args.episodes, args.model)
     refuse_to_overwrite(args.out, ("candidates.jsonl", "manifest.json"), "exploration", args.overwrite)
     from guirl.data.io import DataError, read_episodes
     from guirl.datagen.explore import ExploreConfig, explore, write_exploration

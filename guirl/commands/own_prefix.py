@@ -1,5 +1,5 @@
 """``guirl datagen own-prefix``: the OPD student's own samples on recorded steps, for a teacher that must stay
-right after the student has left the reference (LiteGUI guided OPD; :mod:`guirl.datagen.own_prefix`).
+right after the student has left the reference (LiteGUI guided OPD; :mod:`guirl.trainers.own_prefix`).
 
 Samples ``--samples`` completions of the student per recorded step, as OPD draws them (temperature 1.0, top-p
 0.98), and writes ``OUT/samples.jsonl`` (one row per step: episode id, step index, the sample texts) and
@@ -18,7 +18,7 @@ import os
 import time
 from pathlib import Path
 
-from guirl.commands import UsageError, add_overwrite_flag, refuse_to_overwrite
+from guirl.commands import UsageError, add_overwrite_flag, check_episodes_and_model, refuse_to_overwrite
 
 OUTPUT_MARKERS = ("samples.jsonl", "manifest.json")
 
@@ -51,15 +51,14 @@ def add_parser(verbs: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from guirl.commands.error_recovery import _check_inputs
 
-    _check_inputs(args.episodes, args.model)
+    check_episodes_and_model(args.episodes, args.model)
     if args.samples < 1:
         raise UsageError(f"--samples must be >= 1, got {args.samples}")
     refuse_to_overwrite(args.out, OUTPUT_MARKERS, "set of student samples", args.overwrite)
-    from guirl.datagen.own_prefix import SAMPLES_FILE, own_prefix_data, sample_students
     from guirl.models.load import load_policy
     from guirl.rollout.hf_engine import HFEngine
+    from guirl.trainers.own_prefix import SAMPLES_FILE, own_prefix_data, sample_students
     from guirl.trainers.rl_common import load_states
     from guirl.trainers.sft import SFTConfig
 

@@ -22,14 +22,13 @@ a coordinate key are the grounding span (:func:`action_spans`).
 
 An example may start its answer with a given ``prefix`` that is context, not target (its tokens follow the
 prompt and carry no label): the teacher copies on the student's own prefixes of
-:mod:`guirl.datagen.own_prefix` (``own_prefix_samples``), whose ``answer`` is the rest of the reference.
+:mod:`guirl.trainers.own_prefix` (``own_prefix_samples``), whose ``answer`` is the rest of the reference.
 """
 
 from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,14 +36,21 @@ import torch
 from PIL import Image
 from pydantic import Field
 
-from guirl.actions import Action, get_format
 from guirl.algorithms.sft import asft_spans, asft_token_weights, weighted_cross_entropy
 from guirl.data.io import read_episodes
-from guirl.data.schema import Episode, Step, StepLabel
-from guirl.models.guidance import Guidance
-from guirl.models.prompts import CascMode, PromptSpec, written_action
+from guirl.data.schema import Episode, Step
+from guirl.models.prompts import CascMode, PromptSpec
 from guirl.rollout.history import history_builder, recorded_past, shows_images, window_prompt
 from guirl.trainers.core import TrainerConfig
+from guirl.trainers.sft_examples import (  # noqa: F401 (the examples' names, where SFT's users import them)
+    Example,
+    build_examples,
+    guidance_text,
+    guided_example,
+    step_thought,
+    target_action,
+    target_text,
+)
 
 _COORD_KEY = re.compile(r"[\"'](?:coordinate2?|point_2d|position|end_position|point)[\"']\s*:\s*")
 
@@ -93,131 +99,8 @@ class SFTConfig(TrainerConfig):
         default_factory=list, description="student samples of train_data's steps (`guirl datagen own-prefix`'s "
         "samples.jsonl): each sample that leaves its Most-Matched reference adds a guided copy whose answer starts "
         "with the student's own tokens through the first one that differs (context, not in the loss) and goes on "
-        "with the reference's (guirl/datagen/own_prefix.py)",
+        "with the reference's (guirl/trainers/own_prefix.py)",
     )
-
-
-@dataclass
-class Example:
-    """One SFT sample: a recorded step and the target text the model should write."""
-
-    episode: Episode
-    step: Step
-    root: Path
-    target: Action
-    reasoning: str | None
-    guidance: list[Action] | None = None  # reference actions of the privileged block (a teacher's sample)
-    guidance_style: str = "reference"  # "reference" (LiteGUI's block) or "analyzer" (ComputerSD's Guide / Avoid)
-    avoid: str | None = None  # the analyzer block's Avoid line
-    prefix: str | None = None  # start of the answer given as context, not in the loss (a student's own prefix)
-    answer: str | None = None  # the answer after ``prefix``, instead of the one written from target / reasoning
-
-
-def target_action(step: Step, supported: frozenset | None = None) -> Action | None:
-    """What the model should do at ``step``: the recorded action, else the
-    first of A*_t, skipping actions the output format cannot express
-    (``supported`` action types); None if there is nothing to learn.
-
-    Steps labelled ERROR (wrong actions kept as negatives) have no target.
-    A box-only action is aimed at its box centre.
-    """
-    if step.label is StepLabel.ERROR:
-        return None
-    candidates = ([step.action] if step.action is not None else []) + list(step.valid_actions)
-    action = next((a for a in candidates if supported is None or a.type in supported), None)
-    if action is not None and action.point is None and action.box is not None:
-        action = action.model_copy(update={"point": action.target_point(), "box": None})
-    return action
-
-
-def build_examples(paths: list[str], cfg: SFTConfig, seed: int) -> list[Example]:
-    """Every step of the episodes in ``paths``, plus direct-action copies."""
-    rng = random.Random(seed)
-    supported = get_format(cfg.format).supported_types
-    examples = []
-    for path in paths:
-        root = Path(path).parent
-        for episode in read_episodes(path):
-            for step in episode.steps:
-                target = target_action(step, supported)
-                if target is None:
-                    continue
-                reasoning = step_thought(episode, step, cfg.thought) if cfg.with_reasoning else None
-                examples.append(Example(episode, step, root, target, reasoning))
-                if reasoning and rng.random() < cfg.direct_fraction:
-                    examples.append(Example(episode, step, root, target, None))
-                if cfg.guidance_fraction and rng.random() < cfg.guidance_fraction:
-                    guided = guided_example(episode, step, root, target, reasoning, cfg, rng)
-                    if guided is not None:
-                        examples.append(guided)
-    if not examples:
-        raise ValueError(f"no trainable steps in {paths}; generate data with `guirl gen-data` first")
-    return examples
-
-
-def step_thought(episode: Episode, step: Step, thought: str = "recorded") -> str | None:
-    """The reasoning an SFT target puts in ``<think>``: the step's recorded reasoning (``recorded``), or its
-    current sub-goal (``sub_goal``: what the agent should be doing now, e.g. "Type 'lunch'"; the instruction on
-    a step without one)."""
-    if thought == "recorded":
-        return step.reasoning
-    text = step.sub_goal or step.instruction or episode.instruction
-    return " ".join(text.split()) or None
-
-
-def guided_example(episode, step, root, target: Action, reasoning, cfg: SFTConfig, rng: random.Random):
-    """A copy of a step with a privileged block (:mod:`guirl.models.guidance`) whose target agrees with it:
-    shape ``single``: one reference drawn from A*_t, which becomes the target; ``multi``: all of A*_t in a
-    shuffled order, target the recorded action. None when the step has no reference the format can write."""
-    from guirl.models.guidance import references
-
-    refs = references(step.valid_actions or ([step.action] if step.action is not None else []), cfg.format)
-    if not refs:
-        return None
-    shape = rng.choice(cfg.guidance_shapes)
-    if shape == "analyzer":
-        ref = rng.choice(refs)
-        single = target_action(step.model_copy(update={"action": ref, "valid_actions": [ref]}))
-        named = [n.text for n in step.a11y or [] if n.text and n.box and not _holds(n.box, ref)]
-        avoid = f"clicking '{rng.choice(named)}'" if named and rng.random() < 0.5 else None
-        return Example(episode, step, root, single or target, reasoning, [ref], "analyzer", avoid)
-    if shape == "single":
-        ref = rng.choice(refs)
-        single = target_action(step.model_copy(update={"action": ref, "valid_actions": [ref]}))
-        return Example(episode, step, root, single or target, reasoning, [ref])
-    refs = list(refs)
-    rng.shuffle(refs)
-    return Example(episode, step, root, target, reasoning, refs)
-
-
-def _holds(box, action: Action) -> bool:
-    point = action.target_point()
-    return point is not None and box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3]
-
-
-def guidance_text(example: Example, fmt: str, frame) -> str | None:
-    """The privileged block of a guided example, in its style."""
-    if not example.guidance:
-        return None
-    if example.guidance_style == "analyzer":
-        from guirl.judges.analyzer import analyzer_guidance
-
-        text = analyzer_guidance(example.guidance, fmt, frame)
-        return text + (f"\nAvoid: {example.avoid}" if example.avoid else "")
-    return Guidance(example.guidance).text(fmt, frame)
-
-
-def target_text(example: Example, fmt: str, frame) -> str:
-    """The answer: ``<think>reasoning</think>`` (if any) then the formatted action (``example.answer`` when
-    set: the text after a given prefix).
-
-    Coordinates are rounded to whole numbers of the model's frame, as Qwen-VL
-    models write them (pixels of the resized image, or 0-1000).
-    """
-    if example.answer is not None:
-        return example.answer
-    answer = written_action(example.target, fmt, frame)
-    return f"<think>{example.reasoning}</think>{answer}" if example.reasoning else answer
 
 
 def action_spans(text: str) -> dict[str, list[tuple[int, int]]]:
@@ -370,7 +253,7 @@ def train_sft(cfg: SFTConfig) -> dict[str, Any]:
         enable_gradient_checkpointing(policy.model)
     examples = build_examples(cfg.train_data, cfg, cfg.seed)
     if cfg.own_prefix_samples:
-        from guirl.datagen.own_prefix import own_prefix_data
+        from guirl.trainers.own_prefix import own_prefix_data
 
         examples += own_prefix_data(cfg, policy.processor.tokenizer, policy.frame_for)
     collate = SFTCollator(policy.processor, policy.frame_for, cfg)

@@ -58,7 +58,7 @@ from pathlib import Path
 from guirl.actions import Frame, get_format
 from guirl.data.io import read_episodes
 from guirl.data.schema import Episode, Step
-from guirl.trainers.sft import Example, SFTConfig, step_thought, target_action, target_text
+from guirl.trainers.sft_examples import Example, step_thought, target_action, target_text
 
 SAMPLES_FILE = "samples.jsonl"
 
@@ -120,7 +120,7 @@ def own_prefix_examples(items: Iterable[tuple[Example, Sequence[str]]], tokenize
     return out
 
 
-def most_matched_items(episode: Episode, step: Step, root: Path, samples: Sequence[str], cfg: SFTConfig,
+def most_matched_items(episode: Episode, step: Step, root: Path, samples: Sequence[str], cfg,
                        frame_for) -> list[tuple[Example, list[str]]]:
     """The samples of one step grouped by the reference OPD's Most-Matched-GT gives them (the valid action
     nearest to the parsed sample; the first when it does not parse), each group with its guided example:
@@ -158,7 +158,7 @@ def read_samples(paths: Sequence[str]) -> dict[str, list[str]]:
     return out
 
 
-def own_prefix_data(cfg: SFTConfig, tokenizer, frame_for) -> list[Example]:
+def own_prefix_data(cfg, tokenizer, frame_for) -> list[Example]:
     """SFT's ``own_prefix_samples``: the own-prefix copies of the trainable steps of ``cfg.train_data`` that
     have samples (Most-Matched-GT references, :func:`most_matched_items`)."""
     samples = read_samples(cfg.own_prefix_samples)
