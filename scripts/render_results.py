@@ -208,7 +208,22 @@ def render_computersd_async(result: dict) -> list[str]:
     return lines + [""] + _provenance(result)
 
 
-RENDERERS = {"base_agent": render_base_agent, "base_agent_levers": render_base_agent_levers,
+def render_grounding_errors(result: dict) -> list[str]:
+    lines = [f"## Where grounding misses land (validation seeds {', '.join(map(str, result.get('seeds', [])))})", "",
+             "Shares of all grounding screens; a miss's distance is from its point to the target's box, in screen "
+             "pixels (512 x 512 screens).", "",
+             "| model | screens | success | miss: another element | miss: no element | miss: unparsed / wrong type "
+             "| median miss distance (px) | misses within 32 px |", "|---|---|---|---|---|---|---|---|"]
+    for r in result.get("rows", []):
+        m = r["misses"]
+        other = sum(m.get(k, 0.0) for k in ("unparsed", "wrong type", "no point"))
+        lines.append(f"| `{r['model']}` | {r['screens']} | {_f(r['success'])} | {_f(m.get('another element', 0.0))} | "
+                     f"{_f(m.get('no element', 0.0))} | {_f(other)} | {_f(r['median_miss_px'], 1)} | "
+                     f"{_f(r['misses_within_32px'])} |")
+    return lines + [""] + _provenance(result)
+
+
+RENDERERS = {"base_agent": render_base_agent, "grounding_errors": render_grounding_errors, "base_agent_levers": render_base_agent_levers,
              "base_agent_vision_levers": render_base_agent_vision_levers,
              "rl_recipes": render_rl_recipes, "rl_visited": render_rl_visited,
              "rl_room": render_rl_room, "computersd_async": render_computersd_async}
