@@ -61,6 +61,22 @@ def sft_command(start: str, data: Path, run: Path, lever: dict, steps: int, thre
             "optim.warmup_ratio=0.05", "optim.schedule=cosine"]
 
 
+def train_side_by_side(commands: dict[str, list[str]], runs: Path, parallel: int, cwd: Path | None = None) -> None:
+    """Run every setting's training command, ``parallel`` at a time, each from a small launcher that writes its
+    wall time and peak RSS to ``<runs>/<setting>.cost.json`` (``rl_recipes.run_measured``)."""
+    names = list(commands)
+    for i in range(0, len(names), parallel):
+        launch = [subprocess.Popen([sys.executable, "-c", "import sys, json; sys.path.insert(0, sys.argv[1]); "
+                                    "from rl_recipes import run_measured; w, p = run_measured(sys.argv[3:]); "
+                                    "open(sys.argv[2], 'w').write(json.dumps({'wall_s': w, 'peak_rss_mb': p}))",
+                                    str(Path(__file__).resolve().parent), str(runs / f"{name}.cost.json"),
+                                    *commands[name]], cwd=cwd)
+                  for name in names[i:i + parallel]]
+        for proc in launch:
+            if proc.wait():
+                raise SystemExit(f"{Path(sys.argv[0]).stem}: a training run failed (exit {proc.returncode})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--start", required=True, help="model every setting starts from (the grounding stage's)")
@@ -95,18 +111,8 @@ def main() -> None:
 
     todo = [name for name in args.levers if not (runs / name / "final" / "guirl_prompt.json").is_file()]
     threads = 1 if args.parallel > 1 else 2
-    for i in range(0, len(todo), args.parallel):  # a batch of settings trained side by side
-        batch = todo[i:i + args.parallel]
-        launch = [subprocess.Popen([sys.executable, "-c", "import sys, json; sys.path.insert(0, sys.argv[1]); "
-                                    "from rl_recipes import run_measured; w, p = run_measured(sys.argv[3:]); "
-                                    "open(sys.argv[2], 'w').write(json.dumps({'wall_s': w, 'peak_rss_mb': p}))",
-                                    str(Path(__file__).resolve().parent), str(runs / f"{name}.cost.json"),
-                                    *sft_command(args.start, data_of(LEVERS[name]), runs / name, LEVERS[name], args.steps,
-                                                 threads, 0)])
-                  for name in batch]
-        for proc in launch:
-            if proc.wait():
-                raise SystemExit(f"base_agent_levers: a training run failed (exit {proc.returncode})")
+    train_side_by_side({name: sft_command(args.start, data_of(LEVERS[name]), runs / name, LEVERS[name], args.steps,
+                                          threads, 0) for name in todo}, runs, args.parallel)
     if args.with_start:
         spec = json.loads((Path(args.start) / "guirl_prompt.json").read_text())
         result["settings"].setdefault("start", {"lever": {"history_window": spec.get("history_window", 0),

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -29,6 +28,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from base_agent import commit, heldout_data, write_result  # noqa: E402
+from base_agent_levers import train_side_by_side  # noqa: E402
 
 #: setting -> curriculum fields changed from the recipe (guirl.trainers.curriculum.CurriculumConfig)
 LEVERS = {
@@ -81,19 +81,9 @@ def main() -> None:
 
     todo = [name for name in args.levers if not (runs / name / "final" / "guirl_prompt.json").is_file()]
     threads = 1 if args.parallel > 1 else 2
-    for i in range(0, len(todo), args.parallel):
-        batch = todo[i:i + args.parallel]
-        launch = [subprocess.Popen([sys.executable, "-c", "import sys, json; sys.path.insert(0, sys.argv[1]); "
-                                    "from rl_recipes import run_measured; w, p = run_measured(sys.argv[3:]); "
-                                    "open(sys.argv[2], 'w').write(json.dumps({'wall_s': w, 'peak_rss_mb': p}))",
-                                    str(ROOT / "benchmarks"), str(runs / f"{name}.cost.json"),
-                                    sys.executable, "-m", "guirl", "train", "curriculum", "--config",
-                                    str(config_of(name, LEVERS[name], runs, args.locate_steps, args.grounding_steps,
-                                                  threads))], cwd=ROOT)
-                  for name in batch]
-        for proc in launch:
-            if proc.wait():
-                raise SystemExit(f"base_agent_vision_levers: a training run failed (exit {proc.returncode})")
+    train_side_by_side({name: [sys.executable, "-m", "guirl", "train", "curriculum", "--config",
+                               str(config_of(name, LEVERS[name], runs, args.locate_steps, args.grounding_steps, threads))]
+                        for name in todo}, runs, args.parallel, cwd=ROOT)
     for name in args.levers:
         lever = LEVERS[name]
         shape = size_preset(lever.get("size", "tiny"), lever.get("size_overrides"))

@@ -24,7 +24,7 @@ may use, on distinct physical cores where the topology says so), each run a fres
   ComputerSD's best use of the same hardware, without overlap (a tiny model often runs slower on two
   threads than on one, and async should not be credited with that);
 - **async pinned**: ``mode=async rollout_cpus=[A] trainer_cpus=[B]``: the rollout side in a process of
-  its own on A, the trainer on B, one torch thread each (guirl.trainers.async_pipeline.ProcessPipeline);
+  its own on A, the trainer on B, one torch thread each (guirl.trainers.async_process.ProcessPipeline);
 - **async threads**: ``mode=async trainer_cpus=[A,B]``: the rollout side as threads of the trainer's
   process on both cores, two torch threads (the unseparated pipeline, for comparison).
 

@@ -1,6 +1,6 @@
 """ComputerSD's asynchronous pipeline on separated cores: the rollout side in a process of its own pinned to
 one core with one torch thread, the trainer pinned to another; no finished item is lost, whichever side is
-slower (guirl.trainers.async_pipeline.ProcessPipeline, ComputerSDConfig.rollout_cpus / trainer_cpus)."""
+slower (guirl.trainers.async_process.ProcessPipeline, ComputerSDConfig.rollout_cpus / trainer_cpus)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,8 @@ import time
 import pytest
 import torch
 
-from guirl.trainers.async_pipeline import (
-    PipelineError,
-    ProcessPipeline,
-    SharedWeightSlot,
-    StagePipeline,
-    StalenessGate,
-    pin_threads,
-    unpin_threads,
-)
+from guirl.trainers.async_pipeline import PipelineError, StagePipeline, StalenessGate
+from guirl.trainers.async_process import ProcessPipeline, SharedWeightSlot, pin_threads, unpin_threads
 
 CORES = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
 needs_two_cores = pytest.mark.skipif(len(CORES) < 2, reason="separated cores need at least 2 CPU cores")

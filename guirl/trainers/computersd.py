@@ -30,7 +30,7 @@ Resume restores the trainer exactly in sync mode; in async mode the rollouts aft
 (thread timing decides which version generated which batch).
 
 Separated cores (``rollout_cpus`` + ``trainer_cpus``, async): the rollout side (environments, generation,
-analysis, rescoring: :class:`~guirl.trainers.async_pipeline.ProcessPipeline`) runs in a process of its own,
+analysis, rescoring: :class:`~guirl.trainers.async_process.ProcessPipeline`) runs in a process of its own,
 pinned to ``rollout_cpus`` with one torch thread per core; its environment workers or browsers are its
 children and inherit that mask. The trainer's process is pinned to ``trainer_cpus``. The weights travel in
 shared memory; finished batches come back pickled. A process rather than a pinned thread because the GIL

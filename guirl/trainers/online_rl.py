@@ -5,7 +5,7 @@
 then scores; ``mode: async`` starts a :class:`~guirl.trainers.async_pipeline.StagePipeline` whose
 rollout and rescoring stages own model replicas that load the weights published at every step. With
 ``rollout_cpus`` that pipeline runs in a process of its own on those cores
-(:class:`~guirl.trainers.async_pipeline.ProcessPipeline`, built by :func:`rollout_side`), the trainer's
+(:class:`~guirl.trainers.async_process.ProcessPipeline`, built by :func:`rollout_side`), the trainer's
 process on ``trainer_cpus``.
 """
 
@@ -16,16 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from guirl.trainers.async_pipeline import (
-    ProcessPipeline,
-    SharedWeightSlot,
-    StagePipeline,
-    StalenessGate,
-    WeightSlot,
-    check_cpus,
-    pin_threads,
-    unpin_threads,
-)
+from guirl.trainers.async_pipeline import StagePipeline, StalenessGate, WeightSlot
+from guirl.trainers.async_process import ProcessPipeline, SharedWeightSlot, check_cpus, pin_threads, unpin_threads
 from guirl.trainers.computersd import ComputerSD, ComputerSDConfig, computersd_loss
 
 
