@@ -97,6 +97,7 @@ def main() -> None:
         for seed in args.seeds:
             if str(seed) in entry.get("validation", {}):
                 continue
+            entry["command"], entry["commit"] = result["command"], result["commit"]  # this setting's own
             data = heldout_data(runs / "data-val", seed, 1, args.screens)
             scores = evaluate_model(runs / name / "final", data, 0, 0, splits=["grounding"])
             entry.setdefault("validation", {})[str(seed)] = {"grounding": {

@@ -6,11 +6,14 @@
     python benchmarks/litegui_opd.py --cost             # teacher scoring: batched over prompts vs one call each
     python benchmarks/litegui_opd.py --divergence       # where the guided teacher disagrees with the student
 
-Every condition starts from the shipped base agent and trains on the recorded states of built-in-world data
+Every condition starts from ``--student`` (default: the history-reading base agent,
+``checkpoints/base-agent-history-tiny``) and trains on the recorded states of built-in-world data
 seed 3 (``recipes/litegui_opd_tiny.yaml``: 100 steps of 4 states x 4 samples); SFT gets the same data and
 budget (100 steps of 16 recorded steps, the same learning rate). Held-out: greedy step success on data seed 7's
 unseen-seed multi-step steps, separately on steps with several valid actions (|A*_t| >= 2) and with one.
-The teacher (``recipes/litegui_teacher_tiny.yaml``) is trained first when ``--teacher`` does not exist.
+The teacher (``recipes/litegui_teacher_history_tiny.yaml``) is trained first when ``--teacher`` does not exist.
+``--teacher-only`` and ``--divergence`` keep the teacher's rows in ``--json`` (``results/litegui_teacher.json``)
+under ``--label``; ``--eval-seed 5`` scores validation steps instead (to choose between teachers).
 Results are kept in ``--out/results.json``: rerunning skips finished (condition, seed) runs and an
 interrupted training run resumes from its checkpoint. Prints mean and standard deviation over seeds, the
 difference to no training and the mean wall time of each condition.
@@ -32,6 +35,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from rl_recipes import ensure_data  # noqa: E402
 
 OPD_RECIPE = ROOT / "recipes" / "litegui_opd_tiny.yaml"
+TEACHER_RECIPE = ROOT / "recipes" / "litegui_teacher_history_tiny.yaml"
+STUDENT = ROOT / "checkpoints" / "base-agent-history-tiny"
 CONDITIONS = ["base", "sft", "opd_none", "opd_single", "opd_multi", "opd_most_matched", "opd_mdgrpo"]
 
 
@@ -63,7 +68,7 @@ def evaluate(model_dir: Path, splits: dict[str, list], guidance=None) -> dict[st
     return out
 
 
-def teacher_following(teacher: Path, splits: dict[str, list]) -> dict[str, dict[str, float]]:
+def teacher_following(teacher: Path, splits: dict[str, list], student: Path = STUDENT) -> dict[str, dict[str, float]]:
     """Held-out step success of a model without the block, and how often it writes the reference it is given:
     on multi-solution steps the reference is the last of A*_t (not the recorded first choice), so following it
     means reading it; a model that never saw the block (the base agent) shows the no-reading baseline."""
@@ -74,7 +79,7 @@ def teacher_following(teacher: Path, splits: dict[str, list]) -> dict[str, dict[
         return [references(st.valid_actions, "qwen_computer_use")[-1:] for _, st, _ in steps]
 
     rows = {}
-    for label, model in (("base agent", ROOT / "checkpoints" / "base-agent-tiny"), ("teacher", teacher)):
+    for label, model in (("base agent", student), ("teacher", teacher)):
         rows[f"{label}: step success, no block"] = evaluate(model, splits)
         rows[f"{label}: follows the given reference"] = evaluate(model, splits, last_reference)
     return rows
@@ -85,11 +90,11 @@ def ensure_teacher(teacher: Path, data: Path) -> None:
         return
     run = teacher.parent if teacher.name == "final" else teacher
     subprocess.run([sys.executable, "-m", "guirl", "train", "sft", "--config",
-                    str(ROOT / "recipes" / "litegui_teacher_tiny.yaml"), f"output_dir={run}", "report_to=[]",
+                    str(TEACHER_RECIPE), f"output_dir={run}", "report_to=[]",
                     f"train_data=[{data / 'trajectories/train.jsonl'}]"], check=True, cwd=ROOT)
 
 
-def run_condition(condition: str, seed: int, out: Path, data: Path, teacher: Path) -> dict:
+def run_condition(condition: str, seed: int, out: Path, data: Path, teacher: Path, student: Path = STUDENT) -> dict:
     import yaml
 
     run = out / f"{condition}-seed{seed}"
@@ -97,11 +102,11 @@ def run_condition(condition: str, seed: int, out: Path, data: Path, teacher: Pat
     recipe = yaml.safe_load(OPD_RECIPE.read_text())
     common = [f"seed={seed}", "report_to=[]", train_data]
     if condition == "sft":  # the same states and budget: as many sequences per step, as many steps, the same lr
-        cmd = ["sft", "--config", str(ROOT / "recipes" / "litegui_teacher_tiny.yaml"), "guidance_fraction=0",
+        cmd = ["sft", "--config", str(TEACHER_RECIPE), f"model={student}", "guidance_fraction=0",
                f"batch_size={recipe['batch_size'] * recipe['samples_per_state']}", f"max_steps={recipe['max_steps']}",
                f"optim.lr={recipe['optim']['lr']}", "optim.warmup_ratio=0", "optim.schedule=constant"]
     elif condition.startswith("opd_"):
-        cmd = ["opd", "--config", str(OPD_RECIPE), f"teacher={teacher}"]
+        cmd = ["opd", "--config", str(OPD_RECIPE), f"model={student}", f"teacher={teacher}"]
     else:
         raise ValueError(condition)
     start = time.perf_counter()
@@ -117,11 +122,14 @@ def run_condition(condition: str, seed: int, out: Path, data: Path, teacher: Pat
     return {"run": str(run), "wall_s": time.perf_counter() - start}
 
 
-def teacher_divergence(teacher: Path, splits: dict[str, list], samples: int = 4, states: int = 30) -> dict:
+def teacher_divergence(teacher: Path, splits: dict[str, list], student: Path, samples: int = 4,
+                       states: int = 30) -> dict:
     """Per-token reverse KL(student || guided teacher) on the student's own samples (temperature 1, as OPD
     draws them) of held-out single-solution steps, the reference being the step's one valid action: over
     samples the world accepts, and over the others split at the first token where the sample leaves the
-    reference as the model would write it. With the teacher's and the student's entropies at those tokens."""
+    reference as the model would write it (with its sub-goal thought first when the student thinks, as the
+    teacher's SFT target: guirl.trainers.sft_examples.target_text). With the teacher's and the student's
+    entropies at those tokens."""
     import torch
 
     from guirl.actions import Frame, parse_action
@@ -133,8 +141,9 @@ def teacher_divergence(teacher: Path, splits: dict[str, list], samples: int = 4,
     from guirl.rollout.engine import SamplingParams
     from guirl.rollout.hf_engine import HFEngine
     from guirl.rollout.history import recorded_prompt
+    from guirl.trainers.sft_examples import step_thought
 
-    student, guided = load_policy(ROOT / "checkpoints" / "base-agent-tiny"), load_policy(teacher)
+    student, guided = load_policy(student), load_policy(teacher)
     engine, tok, spec = HFEngine.from_policy(student), student.processor.tokenizer, student.prompt
     sums: dict[str, list[float]] = {}
 
@@ -149,8 +158,10 @@ def teacher_divergence(teacher: Path, splits: dict[str, list], samples: int = 4,
         reference = Guidance(list(step.valid_actions))
         privileged, _ = recorded_prompt(spec, student.frame_for, episode, step, root,
                                         guidance=reference.text(spec.fmt, frame), image=image)
-        ref_ids = tok(written_action(reference.actions[0], spec.fmt, frame), add_special_tokens=False)["input_ids"]
-        outs = engine.generate([prompt], SamplingParams(n=samples, temperature=1.0, max_new_tokens=64, seed=i))[0]
+        ref = written_action(reference.actions[0], spec.fmt, frame)
+        thought = step_thought(episode, step, "sub_goal") if spec.reasoning else None
+        ref_ids = tok(f"<think>{thought}</think>{ref}" if thought else ref, add_special_tokens=False)["input_ids"]
+        outs = engine.generate([prompt], SamplingParams(n=samples, temperature=1.0, max_new_tokens=96, seed=i))[0]
         ids = [c.token_ids for c in outs]
         with torch.no_grad():
             s = score_completions(student.model, student.processor, [prompt] * len(ids), ids, full_distribution=True)
@@ -230,13 +241,53 @@ def print_table(results: dict) -> None:
             print(f"{'none (base agent)':<20} {split:<16} {value:>7.3f}")
 
 
+def print_following(rows: dict, splits: dict[str, list], seed: int = 7) -> None:
+    print(f"guidance following on data seed {seed}'s unseen-seed steps "
+          f"(n = {', '.join(f'{k} {len(v)}' for k, v in splits.items())}):")
+    for label, row in rows.items():
+        print(f"  {label:<44} " + "  ".join(f"{k} {v:.3f}" for k, v in row.items()))
+
+
+def teacher_rows(args, teacher: Path, student: Path, splits: dict[str, list]) -> None:
+    """``--teacher-only`` / ``--divergence``: the teacher's row (following, divergence) kept in ``--json`` under
+    ``--label`` and the data seed, with the command and commit that measured it."""
+    from base_agent import commit, write_result
+
+    path = Path(args.json)
+    result = json.loads(path.read_text()) if path.is_file() else {"teachers": {}}
+    row = result["teachers"].setdefault(args.label or str(teacher), {}).setdefault(f"seed{args.eval_seed}", {})
+    row |= {"teacher": str(teacher.relative_to(ROOT) if teacher.is_relative_to(ROOT) else teacher),
+            "student": str(student.relative_to(ROOT) if student.is_relative_to(ROOT) else student),
+            "n": {k: len(v) for k, v in splits.items()}}
+    command = " ".join(["python", "benchmarks/litegui_opd.py", *sys.argv[1:]])
+    if args.teacher_only:
+        row["following"] = teacher_following(teacher, splits, student)
+        row["following_command"] = command
+        print_following(row["following"], splits, args.eval_seed)
+    if args.divergence:
+        row["divergence"] = teacher_divergence(teacher, splits, student)
+        row["divergence_command"] = command
+        for key, value in row["divergence"].items():
+            print(f"{key:<52} {value}")
+    result["commit"] = commit()
+    write_result(path, result)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--conditions", nargs="+", default=CONDITIONS, choices=CONDITIONS)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--out", default="runs/bench-opd")
-    parser.add_argument("--teacher", default=str(ROOT / "checkpoints" / "litegui-teacher-tiny"),
-                        help="guidance-reading teacher (trained with recipes/litegui_teacher_tiny.yaml when missing)")
+    parser.add_argument("--student", default=str(STUDENT), help="the starting point of every condition")
+    parser.add_argument("--teacher", default=str(ROOT / "checkpoints" / "litegui-teacher-history-tiny"),
+                        help="guidance-reading teacher (trained with recipes/litegui_teacher_history_tiny.yaml "
+                             "when missing)")
+    parser.add_argument("--eval-seed", type=int, default=7,
+                        help="data seed of the scored steps (7: held out; 5, 6: validation, to choose a teacher)")
+    parser.add_argument("--label", default=None,
+                        help="with --teacher-only / --divergence: the teacher's row in --json (default its path)")
+    parser.add_argument("--json", default="results/litegui_teacher.json",
+                        help="with --teacher-only / --divergence: where the teacher's rows are kept")
     parser.add_argument("--samples", type=int, default=120, help="held-out steps per split (at most)")
     parser.add_argument("--teacher-only", action="store_true", help="only report how the teacher follows guidance")
     parser.add_argument("--cost", action="store_true", help="only time teacher scoring, batched vs one call per sample")
@@ -247,34 +298,29 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.json"
     results = json.loads(results_path.read_text()) if results_path.is_file() else {}
-    train_data, eval_data = ensure_data(out, 3), ensure_data(out, 7)
-    teacher = Path(args.teacher).resolve()
+    train_data, eval_data = ensure_data(out, 3), ensure_data(out, args.eval_seed)
+    teacher, student = Path(args.teacher).resolve(), Path(args.student).resolve()
     ensure_teacher(teacher, train_data)
     splits = heldout(eval_data, args.samples)
     if args.cost:
         teacher_cost(teacher, train_data)
         return
-    if args.divergence:
-        for key, value in teacher_divergence(teacher, splits).items():
-            print(f"{key:<52} {value}")
+    if args.divergence or args.teacher_only:
+        teacher_rows(args, teacher, student, splits)
         return
     if "teacher_following" not in results:
-        results["teacher_following"] = teacher_following(teacher, splits)
+        results["teacher_following"] = teacher_following(teacher, splits, student)
         results_path.write_text(json.dumps(results, indent=1))
-    print(f"guidance following on held-out steps (n = {', '.join(f'{k} {len(v)}' for k, v in splits.items())}):")
-    for label, row in results["teacher_following"].items():
-        print(f"  {label:<44} " + "  ".join(f"{k} {v:.3f}" for k, v in row.items()))
-    if args.teacher_only:
-        return
+    print_following(results["teacher_following"], splits, args.eval_seed)
     if "base" in args.conditions and "base" not in results:
-        results["base"] = evaluate(ROOT / "checkpoints" / "base-agent-tiny", splits)
+        results["base"] = evaluate(student, splits)
         results_path.write_text(json.dumps(results, indent=1))
     for seed in args.seeds:  # seed-major: a partial run already compares every condition
         for condition in [c for c in args.conditions if c != "base"]:
             key = f"{condition}/seed{seed}"
             if key in results:
                 continue
-            info = run_condition(condition, seed, out, train_data, teacher)
+            info = run_condition(condition, seed, out, train_data, teacher, student)
             info["scores"] = evaluate(Path(info["run"]) / "final", splits)
             results[key] = info
             results_path.write_text(json.dumps(results, indent=1))

@@ -179,6 +179,12 @@ def render_base_agent_vision_levers(result: dict) -> list[str]:
             lines.append(f"| {name} | {lever['vision']} | {lever['text']} | {lever['max_visual_tokens']} | {seed} | "
                          f"{_f(_get(s, 'grounding', 'step_success'))} | {_get(s, 'grounding', 'n')} | "
                          f"{_f(wall / 60 if wall else None, 1)} | {_f(rss / 1024 if rss else None, 1)} |")
+    runs = {}  # settings measured by one command
+    for name, entry in result.get("settings", {}).items():
+        runs.setdefault((entry.get("command"), entry.get("commit")), []).append(name)
+    if len(runs) > 1 or None not in next(iter(runs), (None,)):
+        return lines + [""] + [f"{', '.join(names)}: `{command}` (commit {commit})." for (command, commit), names
+                                in runs.items()]
     return lines + [""] + _provenance(result)
 
 
@@ -223,7 +229,39 @@ def render_grounding_errors(result: dict) -> list[str]:
     return lines + [""] + _provenance(result)
 
 
-RENDERERS = {"base_agent": render_base_agent, "grounding_errors": render_grounding_errors, "base_agent_levers": render_base_agent_levers,
+def _pair(row: dict | None) -> str:
+    return " / ".join(_f(_get(row, k)) for k in ("multi_solution", "single_solution")) if row else "-"
+
+
+def render_litegui_teacher(result: dict) -> list[str]:
+    lines = ["## LiteGUI's guidance-reading teachers", "",
+             "Following: greedy, how often the model writes the reference it is given in the privileged block "
+             "(multi-solution steps: the last of A*_t, not the recorded first choice; multi / single-solution "
+             "steps), beside the student's rate (it never saw the block). Divergence: per-token KL(student || "
+             "guided teacher) on the student's own samples (temperature 1) of single-solution steps, over samples "
+             "the world accepts and over the others before and after the first token where they leave the "
+             "reference.", "",
+             "| teacher | data seed | student | follows: student | follows: teacher | teacher, no block | "
+             "KL accepted | KL rejected, before leaving | KL after leaving | teacher entropy after | samples "
+             "| accepted share |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    commands = []
+    for label, seeds in result.get("teachers", {}).items():
+        for seed, row in sorted(seeds.items()):
+            f, d = row.get("following", {}), row.get("divergence", {})
+            lines.append(f"| {label} | {seed.removeprefix('seed')} | `{row.get('student')}` | "
+                         f"{_pair(f.get('base agent: follows the given reference'))} | "
+                         f"{_pair(f.get('teacher: follows the given reference'))} | "
+                         f"{_pair(f.get('teacher: step success, no block'))} | {_f(d.get('KL, accepted samples'))} | "
+                         f"{_f(d.get('KL, rejected samples, before leaving the reference'))} | "
+                         f"{_f(d.get('KL, rejected samples, after leaving it'))} | "
+                         f"{_f(d.get('teacher entropy after leaving it'))} | {d.get('samples', '-')} | "
+                         f"{_f(d.get('accepted share'))} |")
+            commands += [c for c in (row.get("following_command"), row.get("divergence_command")) if c]
+    return lines + ["", "Commands: " + "; ".join(f"`{c}`" for c in dict.fromkeys(commands))
+                    + f" (commit {result.get('commit', '?')})."]
+
+
+RENDERERS = {"litegui_teacher": render_litegui_teacher, "base_agent": render_base_agent, "grounding_errors": render_grounding_errors, "base_agent_levers": render_base_agent_levers,
              "base_agent_vision_levers": render_base_agent_vision_levers,
              "rl_recipes": render_rl_recipes, "rl_visited": render_rl_visited,
              "rl_room": render_rl_room, "computersd_async": render_computersd_async}

@@ -281,3 +281,25 @@ def test_gate_on_type_takes_the_position_credit_of_a_wrong_type():
     out = '<tool_call>{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [200, 150]}}</tool_call>'
     assert reward([out], valid_actions=[[typing]], output_frame=[SCREEN]) == [0.0]
     assert reward([out], valid_actions=[[typing, CLICK_GT]], output_frame=[SCREEN]) == [1.0]  # max over A*_t
+
+
+def test_plan_from_the_thought_is_judged_against_the_current_sub_goal():
+    """plan_source="thought" (formats without a subtasks field): the <think> text is a one-item plan judged by
+    the ground-truth planning judge against the step's sub-goal; a thought naming another sub-task and an
+    answer without a thought score 0, so the group's rewards differ only by R_sub."""
+    from guirl.models.prompts import written_action
+
+    plan = [{"description": "Open Settings", "status": "done"}, {"description": "Type 25", "status": "in_progress"}]
+    action = written_action(CLICK_GT, "qwen_computer_use", SCREEN)
+    reward = make_reward("litegui_md", judge="ground_truth_planning", fmt="qwen_computer_use", plan_source="thought",
+                         w_gui=0.6, w_subtask=0.3, w_format=0.0)
+    texts = [f"<think>Type 25</think>{action}", f"<think>Open the Files app</think>{action}", action]
+    out = reward.score(texts, valid_actions=[[CLICK_GT]] * 3, output_frame=[SCREEN] * 3, instruction=["t"] * 3,
+                       plan=[plan] * 3, sub_goal=["Type 25"] * 3)
+    assert out.components["subtask"] == [1.0, 0.0, 0.0] and out.failed["subtask"] == [False] * 3
+    assert out.scores[0] - out.scores[1] == pytest.approx(0.3) and out.scores[1] == out.scores[2]
+    # without a recorded sub-goal the plan's in_progress item is the reference
+    out = reward.score(texts[:1], valid_actions=[[CLICK_GT]], output_frame=[SCREEN], instruction=["t"], plan=[plan])
+    assert out.components["subtask"] == [1.0]
+    with pytest.raises(ValueError, match="plan_source"):
+        make_reward("litegui_md", judge="ground_truth_planning", plan_source="plan")

@@ -10,6 +10,16 @@ example answer is ``{"score": 0.85}``; eq. 16 only says ``R_sub in [0, 1]``).
 ``lambda_sub`` of eq. 14 is never given a value; the defaults are the A.6
 run config.
 
+``plan_source="thought"`` is for formats whose answer has no ``subtasks`` field but a ``<think>`` naming
+the current sub-task (guirl's history-reading base agent writes ``<think>Type 'lunch'</think>`` before its
+action): the thought is the predicted plan's one item, ``in_progress``, and the reference plan the step's
+current sub-goal (column ``sub_goal``, the world oracle's, e.g. "Get back on track, then: Open the Projects
+folder" or "The task is done: finish"), as one ``in_progress`` item; without one, the recorded plan's
+``in_progress`` items, else the whole plan. With the ground-truth planning judge this scores 1.0 when the
+thought names the current sub-task (content-token Dice >= 0.5) and 0 otherwise; a completion with no thought
+scores 0. A departure: LiteGUI's agent writes its whole plan, with
+the status of each item.
+
 A failed judge call (it raised, or answered ``ok=False``) or an unreadable
 verdict (no number, or one outside [0, 1]) *masks* ``R_sub`` for that
 completion: ``components["subtask"]`` is nan there, ``failed["subtask"]``
@@ -26,7 +36,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from guirl.actions.formats._common import iter_json_objects
+from guirl.actions.formats._common import extract_reasoning, iter_json_objects
 from guirl.judges import Judge, JudgeRequest, make_judge
 from guirl.rewards.base import Reward, RewardOutput, completion_text, get_column, masked_sum, register_reward
 from guirl.rewards.litegui import FormatLengthReward, MultiSolutionReward
@@ -89,7 +99,11 @@ class DualLevelReward(Reward):
         max_length: int = 1024,
         cache_length: int = 256,
         length_unit: str = "tokens",
+        plan_source: str = "subtasks",
     ) -> None:
+        if plan_source not in ("subtasks", "thought"):
+            raise ValueError(f"plan_source must be 'subtasks' or 'thought', got {plan_source!r}")
+        self.plan_source = plan_source
         self.judge = make_judge(judge, **(judge_params or {})) if isinstance(judge, str) else judge
         self.weights = (w_gui, w_subtask, w_format)
         self.score_range = (0.0, w_gui + w_subtask + w_format)
@@ -99,6 +113,19 @@ class DualLevelReward(Reward):
         )
         self.prompt_template = prompt_template
 
+    def predicted_plan(self, text: str, plan: Any, sub_goal: str | None) -> tuple[list[Any] | None, Any]:
+        """The plan the completion writes and the reference plan it is judged against (``plan_source``)."""
+        if self.plan_source == "subtasks":
+            return extract_subtasks(text), plan
+        thought = extract_reasoning(text)
+        if not thought:
+            return None, plan
+        if sub_goal:
+            current = [{"description": sub_goal, "status": "in_progress"}]
+        else:
+            current = [item for item in plan or [] if isinstance(item, dict) and item.get("status") == "in_progress"]
+        return [{"description": thought, "status": "in_progress"}], current or plan
+
     def subtask_scores(self, completions: Sequence[Any], columns: dict[str, Any]) -> tuple[list[float], list[bool]]:
         """``(R_sub, failed)`` per completion; R_sub is nan where ``failed``."""
         n = len(completions)
@@ -106,10 +133,11 @@ class DualLevelReward(Reward):
         histories = get_column(columns, "history", n, [])
         images = get_column(columns, "images", n, [])
         plans = get_column(columns, "plan", n, None)  # the recorded plan, for ground-truth planning judges
+        sub_goals = get_column(columns, "sub_goal", n, None)
         scores, failed = [], []
-        for completion, instruction, history, imgs, plan in zip(completions, instructions, histories, images, plans,
-                                                                strict=True):
-            subtasks = extract_subtasks(completion_text(completion))
+        for completion, instruction, history, imgs, plan, sub_goal in zip(
+                completions, instructions, histories, images, plans, sub_goals, strict=True):
+            subtasks, plan = self.predicted_plan(completion_text(completion), plan, sub_goal)
             if subtasks is None:  # no plan written: the policy's fault, scored 0
                 scores.append(0.0)
                 failed.append(False)
