@@ -241,7 +241,7 @@ def stage_train(args: argparse.Namespace, condition: str, seed: int) -> None:
     log = args.root / "logs" / f"{condition}-seed{seed}.log"
     opd = yaml.safe_load((ROOT / "recipes" / "litegui_opd_tiny.yaml").read_text())
     if condition == "sft":  # the OPD stage's states and budget, on the recorded actions
-        guirl(["train", "sft", "--config", "recipes/litegui_teacher_tiny.yaml", "guidance_fraction=0",
+        guirl(["train", "sft", "--config", "recipes/litegui_teacher_history_tiny.yaml", "guidance_fraction=0",
                f"batch_size={opd['batch_size'] * opd['samples_per_state']}", f"max_steps={args.opd_steps}",
                f"optim.lr={opd['optim']['lr']}", "optim.warmup_ratio=0", "optim.schedule=constant",
                "model=" + args.model, *common], log)
@@ -319,7 +319,7 @@ def report(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--root", type=Path, default=ROOT / "runs" / "litegui-pipeline")
-    parser.add_argument("--model", default="checkpoints/base-agent-tiny", help="the starting agent (and proposer)")
+    parser.add_argument("--model", default="checkpoints/base-agent-history-tiny", help="the starting agent (and proposer)")
     parser.add_argument("--tasks", nargs="+", default=list(TASKS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--conditions", nargs="+", default=list(CONDITIONS), choices=CONDITIONS)
