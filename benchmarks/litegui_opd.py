@@ -136,12 +136,11 @@ def teacher_divergence(teacher: Path, splits: dict[str, list], student: Path, sa
     from guirl.matching.step import match_action
     from guirl.models.guidance import Guidance
     from guirl.models.load import load_policy
-    from guirl.models.prompts import written_action
     from guirl.models.scoring import score_completions
     from guirl.rollout.engine import SamplingParams
     from guirl.rollout.hf_engine import HFEngine
     from guirl.rollout.history import recorded_prompt
-    from guirl.trainers.sft_examples import step_thought
+    from guirl.trainers.sft_examples import Example, step_thought, target_text
 
     student, guided = load_policy(student), load_policy(teacher)
     engine, tok, spec = HFEngine.from_policy(student), student.processor.tokenizer, student.prompt
@@ -158,9 +157,9 @@ def teacher_divergence(teacher: Path, splits: dict[str, list], student: Path, sa
         reference = Guidance(list(step.valid_actions))
         privileged, _ = recorded_prompt(spec, student.frame_for, episode, step, root,
                                         guidance=reference.text(spec.fmt, frame), image=image)
-        ref = written_action(reference.actions[0], spec.fmt, frame)
         thought = step_thought(episode, step, "sub_goal") if spec.reasoning else None
-        ref_ids = tok(f"<think>{thought}</think>{ref}" if thought else ref, add_special_tokens=False)["input_ids"]
+        ref = target_text(Example(episode, step, root, reference.actions[0], thought), spec.fmt, frame)
+        ref_ids = tok(ref, add_special_tokens=False)["input_ids"]
         outs = engine.generate([prompt], SamplingParams(n=samples, temperature=1.0, max_new_tokens=96, seed=i))[0]
         ids = [c.token_ids for c in outs]
         with torch.no_grad():

@@ -179,13 +179,14 @@ def render_base_agent_vision_levers(result: dict) -> list[str]:
             lines.append(f"| {name} | {lever['vision']} | {lever['text']} | {lever['max_visual_tokens']} | {seed} | "
                          f"{_f(_get(s, 'grounding', 'step_success'))} | {_get(s, 'grounding', 'n')} | "
                          f"{_f(wall / 60 if wall else None, 1)} | {_f(rss / 1024 if rss else None, 1)} |")
-    runs = {}  # settings measured by one command
+    runs = {}  # the settings each command measured (older results name one command for all)
     for name, entry in result.get("settings", {}).items():
-        runs.setdefault((entry.get("command"), entry.get("commit")), []).append(name)
-    if len(runs) > 1 or None not in next(iter(runs), (None,)):
-        return lines + [""] + [f"{', '.join(names)}: `{command}` (commit {commit})." for (command, commit), names
-                                in runs.items()]
-    return lines + [""] + _provenance(result)
+        if entry.get("command"):
+            runs.setdefault((entry["command"], entry.get("commit")), []).append(name)
+    if not runs:
+        return lines + [""] + _provenance(result)
+    return lines + [""] + [f"{', '.join(names)}: `{command}` (commit {commit})." for (command, commit), names
+                            in runs.items()]
 
 
 def render_computersd_async(result: dict) -> list[str]:
