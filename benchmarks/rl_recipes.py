@@ -10,7 +10,8 @@ its first line names: ``grpo``, ``semi_online``; as a subprocess: its wall time 
 built-in-world states of data seed 3, then evaluates the final model greedily (batched engine, prompted as the
 model was trained: its history window and thought) on held-out data of ``--eval-seed`` (7, never trained or
 tuned on; 5 or 6 to choose settings on validation data): multi-step steps of trained task families
-(``steps_unseen_seeds``), of unseen families (``steps_unseen_tasks``), grounding screens, error-recovery steps
+(``steps_unseen_seeds``, also split into ``multi_solution`` steps, several valid actions, and
+``single_solution`` steps, one: LiteGUI's splits), of unseen families (``steps_unseen_tasks``), grounding screens, error-recovery steps
 and whole-episode success when the agent plays sim tasks of the trained families. The base model meets the
 same steps, so every run has a paired difference per split (mean per-step difference and its 95% interval).
 
@@ -82,6 +83,11 @@ def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, see
         predictions: list = []
         scores[name] = evaluate_steps(engine, policy.prompt, policy.frame_for, held, 96, predictions)["eval/step_success"]
         scores["per_step"][name] = [int(m.success) for _, m, _ in predictions]
+        if name == "steps_unseen_seeds":  # LiteGUI's splits: steps with several valid actions and with one
+            for sub, several in (("multi_solution", True), ("single_solution", False)):
+                vector = [ok for (_, step, _), ok in zip(held, scores["per_step"][name], strict=True)
+                          if (len(step.valid_actions) >= 2) == several]
+                scores[sub], scores["per_step"][sub] = sum(vector) / max(len(vector), 1), vector
     families = json.loads((data / "manifest.json").read_text())["splits"]["train"]
     if episodes and (splits is None or "episode_success" in splits):
         live = episode_success(policy, engine, data, episodes * len(families), 96)
