@@ -23,6 +23,9 @@ interrupted training run resumes from its last checkpoint. Extra ``key=value`` a
 (e.g. ``max_steps=100``), for ablations: ``--tag`` names such a variant in the results. ``--results`` writes
 the table (command, commit, seeds; no per-step vectors) as JSON for docs/results.md.
 
+``--start`` trains from another model than ``--base`` (``{seed}`` in it becomes the training seed: a pipeline's
+second stage from each seed's first-stage model) while the rows stay paired against ``--base``.
+
 ``--trainer trl`` trains the same recipe with TRL's GRPOTrainer instead (``benchmarks/rl_trl.py``: same model,
 prompts, states in the same order, reward, G, sampling, learning rate, steps; plain GRPO only); its rows are named
 ``trl:<recipe>``, and when both trainers' runs of a recipe are in ``--out`` the gains are printed side by side.
@@ -202,11 +205,15 @@ def main() -> None:
     parser.add_argument("--tag", default="", help="name of this variant in the results (with overrides)")
     parser.add_argument("--base", default=str(ROOT / "checkpoints" / "base-agent-history-tiny"),
                         help="starting model the recipes train from (model=...) and the reference row")
+    parser.add_argument("--start", default=None,
+                        help="train from this model instead of --base ('{seed}' becomes the training seed: a pipeline's "
+                             "second stage from each seed's first-stage model), still paired against --base")
     parser.add_argument("--splits", nargs="+", default=None,
                         help="evaluate the trained models on these splits only (default: all; the base meets all)")
     parser.add_argument("--trainer", choices=["guirl", "trl"], default="guirl",
                         help="train with guirl, or with TRL's GRPOTrainer on the same recipe (benchmarks/rl_trl.py)")
     parser.add_argument("--results", default=None, help="write the table as JSON here (e.g. results/rl_recipes.json)")
+    parser.add_argument("--title", default=None, help="the table's heading in docs/results.md (with --results)")
     parser.add_argument("overrides", nargs="*", help="key=value applied to every recipe")
     args = parser.parse_args()
     out = Path(args.out)
@@ -229,7 +236,8 @@ def main() -> None:
             key = f"{name}/seed{seed}"
             if key in results:
                 continue
-            info = train(recipe, seed, out, train_data, [*args.overrides, f"model={args.base}"], args.trainer)
+            start = (args.start or args.base).replace("{seed}", str(seed))
+            info = train(recipe, seed, out, train_data, [*args.overrides, f"model={start}"], args.trainer)
             info["scores"] = evaluate_model(Path(info["run"]) / "final", eval_data, args.samples, args.episodes,
                                             splits=args.splits)
             results[key] = info
@@ -241,7 +249,7 @@ def main() -> None:
         from base_agent import commit
 
         summary |= {"command": " ".join(["python", "benchmarks/rl_recipes.py", *sys.argv[1:]]), "commit": commit(),
-                    "train_data_seed": 3, "setting": results["setting"]}
+                    "train_data_seed": 3, "setting": results["setting"]} | ({"title": args.title} if args.title else {})
         Path(args.results).parent.mkdir(parents=True, exist_ok=True)
         Path(args.results).write_text(json.dumps(summary, indent=1))
 

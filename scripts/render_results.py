@@ -114,7 +114,7 @@ def render_rl_recipes(result: dict) -> list[str]:
     setting = result.get("setting", {})
     seed = setting.get("eval_seed")
     kind = "held-out" if seed == 7 else "validation"
-    lines = [f"## RL recipes from `{result.get('base_model')}` ({kind} data seed {seed})", "",
+    lines = [f"## {result.get('title', 'RL recipes')} from `{result.get('base_model')}` ({kind} data seed {seed})", "",
              "Training on data seed 3; greedy evaluation of the same steps before and after. The bar: a gain above "
              "twice the spread over seeds with every seed's paired 95% interval above 0.", "",
              "| recipe | split | n | start | after (mean +- spread) | gain | paired per seed | bar | train min | RSS GB |",
