@@ -1,22 +1,28 @@
-"""LiteGUI stage 1 on the built-in world: guided OPD against no training and SFT, and the SFT-free pipeline.
+"""LiteGUI stage 1 and 2 on the built-in world: guided OPD, SFT on the same budget, MD-GRPO after OPD; the teacher.
 
-    python benchmarks/litegui_opd.py [--conditions base sft opd_none opd_single opd_multi opd_most_matched
-                                      opd_mdgrpo] [--seeds 0 1 2] [--out runs/bench-opd] [--teacher DIR]
+    python benchmarks/litegui_opd.py [--conditions opd_most_matched opd_none opd_single opd_multi sft opd_mdgrpo
+                                      opd_mdgrpo_no_rsub] [--seeds 0 1 2] [--out runs/bench-litegui-opd]
+                                     [--results results/litegui_opd.json] [--dry-run]
     python benchmarks/litegui_opd.py --teacher-only     # how often the teacher follows the guidance block
     python benchmarks/litegui_opd.py --cost             # teacher scoring: batched over prompts vs one call each
     python benchmarks/litegui_opd.py --divergence       # where the guided teacher disagrees with the student
 
 Every condition starts from ``--student`` (default: the history-reading base agent,
-``checkpoints/base-agent-history-tiny``) and trains on the recorded states of built-in-world data
-seed 3 (``recipes/litegui_opd_tiny.yaml``: 100 steps of 4 states x 4 samples); SFT gets the same data and
-budget (100 steps of 16 recorded steps, the same learning rate). Held-out: greedy step success on data seed 7's
-unseen-seed multi-step steps, separately on steps with several valid actions (|A*_t| >= 2) and with one.
-The teacher (``recipes/litegui_teacher_history_tiny.yaml``) is trained first when ``--teacher`` does not exist.
+``checkpoints/base-agent-history-tiny``) and trains on the recorded states of built-in-world data seed 3, as one
+``benchmarks/rl_recipes.py`` run per (condition, seed): guided OPD (``recipes/litegui_opd_tiny.yaml``, 100 steps of
+4 states x 4 samples, ``guidance=`` none / single / multi / most_matched); SFT on the same data and budget (100
+steps of 16 recorded steps, the same learning rate, ``recipes/litegui_teacher_history_tiny.yaml`` without the
+block); MD-GRPO (``recipes/litegui_mdgrpo_tiny.yaml``, ``--mdgrpo-steps``) from the same seed's Most-Matched OPD
+model, with R_sub and without it (``w_subtask`` 0): LiteGUI's SFT-free pipeline. Each final model and the
+student meet the same held-out steps (data seed ``--eval-seed`` 7, ``--per-task`` 24 episodes per trained family:
+over 1,000 steps), scored greedily and paired step by step, on the whole and split into steps with several valid
+actions (``multi_solution``) and with one (``single_solution``). Resumable (rl_recipes skips finished runs and
+resumes interrupted ones); ``--results`` writes the table (mean, spread, paired intervals, wall time, peak RSS).
+Choose settings with ``--eval-seed 5`` (validation), never on 7.
+
 ``--teacher-only`` and ``--divergence`` keep the teacher's rows in ``--json`` (``results/litegui_teacher.json``)
-under ``--label``; ``--eval-seed 5`` scores validation steps instead (to choose between teachers).
-Results are kept in ``--out/results.json``: rerunning skips finished (condition, seed) runs and an
-interrupted training run resumes from its checkpoint. Prints mean and standard deviation over seeds, the
-difference to no training and the mean wall time of each condition.
+under ``--label`` (120 steps per split of ``--eval-seed``); the teacher
+(``recipes/litegui_teacher_history_tiny.yaml``) is trained first when ``--teacher`` does not exist.
 """
 
 from __future__ import annotations
@@ -24,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
 import subprocess
 import sys
 import time
@@ -37,7 +42,8 @@ from rl_recipes import ensure_data  # noqa: E402
 OPD_RECIPE = ROOT / "recipes" / "litegui_opd_tiny.yaml"
 TEACHER_RECIPE = ROOT / "recipes" / "litegui_teacher_history_tiny.yaml"
 STUDENT = ROOT / "checkpoints" / "base-agent-history-tiny"
-CONDITIONS = ["base", "sft", "opd_none", "opd_single", "opd_multi", "opd_most_matched", "opd_mdgrpo"]
+CONDITIONS = ["opd_most_matched", "opd_none", "opd_single", "opd_multi", "sft", "opd_mdgrpo", "opd_mdgrpo_no_rsub"]
+TITLE = "LiteGUI: guided OPD, SFT on the same budget, MD-GRPO after OPD"
 
 
 def heldout(data: Path, samples: int, seed: int = 0) -> dict[str, list]:
@@ -94,32 +100,38 @@ def ensure_teacher(teacher: Path, data: Path) -> None:
                     f"train_data=[{data / 'trajectories/train.jsonl'}]"], check=True, cwd=ROOT)
 
 
-def run_condition(condition: str, seed: int, out: Path, data: Path, teacher: Path, student: Path = STUDENT) -> dict:
+def condition_commands(condition: str, seed: int, args) -> list[list[str]]:
+    """The ``benchmarks/rl_recipes.py`` runs of ``condition`` for ``seed`` (a guided-OPD condition, the SFT baseline on
+    the OPD budget, or MD-GRPO from the Most-Matched OPD run of the same seed, with or without R_sub): every run is
+    scored on the same held-out steps as the student, paired step by step."""
     import yaml
+    from rl_recipes import overrides_tag
 
-    run = out / f"{condition}-seed{seed}"
-    train_data = f"train_data=[{data / 'trajectories/train.jsonl'}]"
     recipe = yaml.safe_load(OPD_RECIPE.read_text())
-    common = [f"seed={seed}", "report_to=[]", train_data]
+    teacher = [f"teacher={args.teacher}"] if Path(args.teacher).resolve() != (ROOT / recipe["teacher"]).resolve() else []
+    common = ["--seeds", str(seed), "--eval-seed", str(args.eval_seed), "--per-task", str(args.per_task),
+              "--episodes", "0", "--splits", "steps_unseen_seeds", "--base", args.student, "--out", args.out]
+    bench = [sys.executable, str(ROOT / "benchmarks" / "rl_recipes.py")]
+    opd = lambda guidance: [*bench, f"guidance={guidance}", *teacher, "--recipes", "litegui_opd_tiny",  # noqa: E731
+                            "--tag", guidance, *common]
+    if condition.startswith("opd_") and not condition.startswith("opd_mdgrpo"):
+        return [opd(condition.removeprefix("opd_"))]
     if condition == "sft":  # the same states and budget: as many sequences per step, as many steps, the same lr
-        cmd = ["sft", "--config", str(TEACHER_RECIPE), f"model={student}", "guidance_fraction=0",
-               f"batch_size={recipe['batch_size'] * recipe['samples_per_state']}", f"max_steps={recipe['max_steps']}",
-               f"optim.lr={recipe['optim']['lr']}", "optim.warmup_ratio=0", "optim.schedule=constant"]
-    elif condition.startswith("opd_"):
-        cmd = ["opd", "--config", str(OPD_RECIPE), f"model={student}", f"teacher={teacher}"]
-    else:
-        raise ValueError(condition)
-    start = time.perf_counter()
-    if condition == "opd_mdgrpo":
-        stage1 = out / f"opd_most_matched-seed{seed}"
-        if not (stage1 / "final" / "config.json").is_file():
-            subprocess.run([sys.executable, "-m", "guirl", "train", *cmd, f"output_dir={stage1}", "guidance=most_matched",
-                            *common], check=True, cwd=ROOT)
-        cmd = ["grpo", "--config", str(ROOT / "recipes" / "litegui_mdgrpo_tiny.yaml"), f"model={stage1 / 'final'}"]
-    elif condition.startswith("opd_"):
-        cmd.append(f"guidance={condition.removeprefix('opd_')}")
-    subprocess.run([sys.executable, "-m", "guirl", "train", *cmd, f"output_dir={run}", *common], check=True, cwd=ROOT)
-    return {"run": str(run), "wall_s": time.perf_counter() - start}
+        return [[*bench, "guidance_fraction=0", f"batch_size={recipe['batch_size'] * recipe['samples_per_state']}",
+                 f"max_steps={recipe['max_steps']}", f"optim.lr={recipe['optim']['lr']}", "optim.warmup_ratio=0",
+                 "optim.schedule=constant", "save_every=50", "--recipes", "litegui_teacher_history_tiny",
+                 "--tag", "sft", *common]]
+    # MD-GRPO from each seed's Most-Matched OPD model (the SFT-free pipeline), paired against the student
+    stage1 = Path(args.out) / f"litegui_opd_tiny-{overrides_tag(['guidance=most_matched', *teacher, f'model={args.student}'])}"
+    overrides, tag = [f"max_steps={args.mdgrpo_steps}", f"save_every={max(args.mdgrpo_steps // 2, 1)}"], \
+        f"after OPD, {args.mdgrpo_steps} steps"
+    if condition == "opd_mdgrpo_no_rsub":
+        md = yaml.safe_load((ROOT / "recipes" / "litegui_mdgrpo_tiny.yaml").read_text())["rewards"]
+        md[0]["kwargs"]["w_subtask"] = 0.0
+        overrides.append("rewards=" + json.dumps(md))
+        tag += ", no R_sub"
+    return [opd("most_matched"), [*bench, *overrides, "--recipes", "litegui_mdgrpo_tiny", "--tag", tag,
+                                  "--start", f"{stage1}-seed{{seed}}/final", *common]]
 
 
 def teacher_divergence(teacher: Path, splits: dict[str, list], student: Path, samples: int = 4,
@@ -220,26 +232,6 @@ def teacher_cost(teacher: Path, data: Path, states: int = 8) -> None:
     print(f"  ratio: {timings['one call per sample'] / timings['batched over distinct prompts']:.2f}x")
 
 
-def print_table(results: dict) -> None:
-    base = results.get("base")
-    print("\nheld-out step success (data seed 7, unseen seeds); mean +- std over seeds")
-    print(f"{'condition':<20} {'split':<16} {'mean':>7} {'std':>6} {'vs none':>8} {'seeds':>5} {'wall min':>8}")
-    for condition in CONDITIONS[1:]:
-        runs = [v for k, v in results.items() if k.split("/")[0] == condition]
-        if not runs:
-            continue
-        wall = statistics.mean(r["wall_s"] for r in runs) / 60
-        for split in runs[0]["scores"]:
-            values = [r["scores"][split] for r in runs]
-            mean = statistics.mean(values)
-            std = statistics.stdev(values) if len(values) > 1 else 0.0
-            delta = f"{mean - base[split]:+.3f}" if base else ""
-            print(f"{condition:<20} {split:<16} {mean:>7.3f} {std:>6.3f} {delta:>8} {len(values):>5} {wall:>8.1f}")
-    if base:
-        for split, value in base.items():
-            print(f"{'none (base agent)':<20} {split:<16} {value:>7.3f}")
-
-
 def print_following(rows: dict, splits: dict[str, list], seed: int = 7) -> None:
     print(f"guidance following on data seed {seed}'s unseen-seed steps "
           f"(n = {', '.join(f'{k} {len(v)}' for k, v in splits.items())}):")
@@ -276,7 +268,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--conditions", nargs="+", default=CONDITIONS, choices=CONDITIONS)
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--out", default="runs/bench-opd")
+    parser.add_argument("--out", default="runs/bench-litegui-opd")
+    parser.add_argument("--per-task", type=int, default=24,
+                        help="held-out episodes per trained family for the conditions (24: over 1,000 steps)")
+    parser.add_argument("--mdgrpo-steps", type=int, default=640, help="MD-GRPO steps after OPD (the recipe's: 640)")
+    parser.add_argument("--results", default=None, help="write the conditions' table here (results/litegui_opd.json)")
+    parser.add_argument("--dry-run", action="store_true", help="print the conditions' rl_recipes.py runs only")
     parser.add_argument("--student", default=str(STUDENT), help="the starting point of every condition")
     parser.add_argument("--teacher", default=str(ROOT / "checkpoints" / "litegui-teacher-history-tiny"),
                         help="guidance-reading teacher (trained with recipes/litegui_teacher_history_tiny.yaml "
@@ -295,36 +292,29 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    results_path = out / "results.json"
-    results = json.loads(results_path.read_text()) if results_path.is_file() else {}
     train_data, eval_data = ensure_data(out, 3), ensure_data(out, args.eval_seed)
     teacher, student = Path(args.teacher).resolve(), Path(args.student).resolve()
     ensure_teacher(teacher, train_data)
-    splits = heldout(eval_data, args.samples)
     if args.cost:
         teacher_cost(teacher, train_data)
         return
     if args.divergence or args.teacher_only:
-        teacher_rows(args, teacher, student, splits)
+        teacher_rows(args, teacher, student, heldout(eval_data, args.samples))
         return
-    if "teacher_following" not in results:
-        results["teacher_following"] = teacher_following(teacher, splits, student)
-        results_path.write_text(json.dumps(results, indent=1))
-    print_following(results["teacher_following"], splits, args.eval_seed)
-    if "base" in args.conditions and "base" not in results:
-        results["base"] = evaluate(student, splits)
-        results_path.write_text(json.dumps(results, indent=1))
     for seed in args.seeds:  # seed-major: a partial run already compares every condition
-        for condition in [c for c in args.conditions if c != "base"]:
-            key = f"{condition}/seed{seed}"
-            if key in results:
-                continue
-            info = run_condition(condition, seed, out, train_data, teacher, student)
-            info["scores"] = evaluate(Path(info["run"]) / "final", splits)
-            results[key] = info
-            results_path.write_text(json.dumps(results, indent=1))
-            print(key, json.dumps(info), flush=True)
-    print_table(results)
+        for condition in args.conditions:
+            for cmd in condition_commands(condition, seed, args):
+                print(" ".join(cmd[1:]), flush=True)
+                if not args.dry_run:  # rl_recipes skips a finished (condition, seed) and resumes an interrupted run
+                    subprocess.run(cmd, check=True, cwd=ROOT)
+    if args.results and not args.dry_run:
+        from base_agent import commit
+
+        last = condition_commands(args.conditions[-1], args.seeds[-1], args)[-1]
+        subprocess.run([*last, "--results", args.results, "--title", TITLE], check=True, cwd=ROOT)
+        result = json.loads(Path(args.results).read_text())
+        result |= {"command": " ".join(["python", "benchmarks/litegui_opd.py", *sys.argv[1:]]), "commit": commit()}
+        Path(args.results).write_text(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":

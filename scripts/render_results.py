@@ -265,7 +265,8 @@ def render_litegui_teacher(result: dict) -> list[str]:
 RENDERERS = {"litegui_teacher": render_litegui_teacher, "base_agent": render_base_agent, "grounding_errors": render_grounding_errors, "base_agent_levers": render_base_agent_levers,
              "base_agent_vision_levers": render_base_agent_vision_levers,
              "rl_recipes": render_rl_recipes, "rl_visited": render_rl_visited,
-             "rl_room": render_rl_room, "computersd_async": render_computersd_async}
+             "rl_room": render_rl_room, "computersd_async": render_computersd_async,
+             "litegui_opd": render_rl_recipes}
 
 
 def render() -> str:

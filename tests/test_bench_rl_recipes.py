@@ -56,3 +56,26 @@ def test_summary_pairs_every_seed_with_the_base_steps():
     assert row["paired"]["seed0"]["diff"] == 0.2 and row["paired"]["seed0"]["low"] > 0
     results["r/seed2"] = run(0)  # one seed without a gain: its interval holds 0 and the spread grows
     assert rl_recipes.summarise(results)["recipes"]["r"]["splits"]["steps_unseen_seeds"]["passes"] is False
+
+
+def test_litegui_splits_partition_the_trained_family_steps(tmp_path):
+    """``multi_solution`` and ``single_solution`` are the trained-family steps with several valid actions and with
+    one: their per-step vectors are those steps' outcomes, in the same order, and together every step."""
+    from guirl.envs.sim import generate_dataset
+    from guirl.trainers.rl_common import load_states
+
+    generate_dataset(out_dir=str(tmp_path), seed=5, train_per_task=1, test_per_task=2, grounding_train=1,
+                     grounding_test=1, tasks=["desktop.open_file", "mobile.toggle_setting"], heldout_tasks=[])
+    model = Path(rl_recipes.ROOT) / "checkpoints" / "base-agent-history-tiny"
+    scores = rl_recipes.evaluate_model(model, tmp_path, 0, 0, splits=["steps_unseen_seeds"])
+    steps = [s for s in load_states([str(tmp_path / "trajectories/test_seed.jsonl")]) if s.step.valid_actions]
+    import random
+
+    order = random.Random(0).sample(steps, len(steps))  # evaluate_model's order (seed 0)
+    several = [len(s.step.valid_actions) >= 2 for s in order]
+    assert any(several) and not all(several)
+    vector = scores["per_step"]["steps_unseen_seeds"]
+    assert scores["per_step"]["multi_solution"] == [ok for ok, m in zip(vector, several, strict=True) if m]
+    assert scores["per_step"]["single_solution"] == [ok for ok, m in zip(vector, several, strict=True) if not m]
+    assert scores["multi_solution"] == sum(scores["per_step"]["multi_solution"]) / several.count(True)
+    assert "grounding" not in scores and "episode_success" not in scores
