@@ -6,6 +6,7 @@
     python benchmarks/litegui_opd.py --teacher-only     # how often the teacher follows the guidance block
     python benchmarks/litegui_opd.py --cost             # teacher scoring: batched over prompts vs one call each
     python benchmarks/litegui_opd.py --divergence       # where the guided teacher disagrees with the student
+    python benchmarks/litegui_opd.py --flips F.json     # the steps each run lost / gained, and the teacher there
 
 Every condition starts from ``--student`` (default: the history-reading base agent,
 ``checkpoints/base-agent-history-tiny``) and trains on the recorded states of built-in-world data seed 3, as one
@@ -264,6 +265,53 @@ def teacher_rows(args, teacher: Path, student: Path, splits: dict[str, list]) ->
     write_result(path, result)
 
 
+def flips(args) -> dict:
+    """``--flips``: on the held-out steps the conditions were scored on (rl_recipes' order), the steps each run
+    lost (the student right, the run wrong) and gained, with the teacher's own success on those steps given the
+    block (all of A*_t, Multi-GT's shape) and without it: whether OPD moves the student towards its teacher's
+    mistakes."""
+    from base_agent import commit
+    from rl_recipes import _portable
+
+    from guirl.eval.steps import evaluate_steps
+    from guirl.models.load import load_policy
+    from guirl.rollout.hf_engine import HFEngine
+    from guirl.trainers.rl_common import load_states
+
+    results = json.loads((Path(args.out) / "results.json").read_text())
+    data = ensure_data(Path(args.out), args.eval_seed, args.per_task)
+    states = [s for s in load_states([str(data / "trajectories/test_seed.jsonl")]) if s.step.valid_actions]
+    held = [(s.episode, s.step, s.root) for s in random.Random(0).sample(states, len(states))]
+    base = results["base"]["per_step"]["steps_unseen_seeds"]
+    if len(base) != len(held):
+        raise SystemExit(f"litegui_opd: error: {args.out}/results.json scored {len(base)} steps, data seed "
+                         f"{args.eval_seed} with --per-task {args.per_task} has {len(held)}; pass the run's --per-task")
+    policy = load_policy(args.teacher)
+    engine = HFEngine.from_policy(policy)
+    teacher = {}
+    for label, guidance in (("no block", None), ("block", [st.valid_actions for _, st, _ in held])):
+        predictions: list = []
+        evaluate_steps(engine, policy.prompt, policy.frame_for, held, 96, predictions, guidance=guidance)
+        teacher[label] = [int(m.success) for _, m, _ in predictions]
+    share = lambda idx, v: round(sum(v[i] for i in idx) / len(idx), 4) if idx else None  # noqa: E731
+    rows = {}
+    for key, info in sorted(results.items()):
+        after = info.get("scores", {}).get("per_step", {}).get("steps_unseen_seeds") if isinstance(info, dict) else None
+        if "/" not in key or after is None:
+            continue
+        lost = [i for i, (b, a) in enumerate(zip(base, after, strict=True)) if b and not a]
+        gained = [i for i, (b, a) in enumerate(zip(base, after, strict=True)) if a and not b]
+        rows[key] = {"lost": len(lost), "gained": len(gained),
+                     **{f"teacher {label} on {name}": share(idx, teacher[label])
+                        for name, idx in (("lost", lost), ("gained", gained)) for label in teacher}}
+        print(key, json.dumps(rows[key]), flush=True)
+    everywhere = {f"teacher {label}, all steps": round(sum(v) / len(v), 4) for label, v in teacher.items()}
+    print(json.dumps(everywhere))
+    return {"command": " ".join(["python", "benchmarks/litegui_opd.py", *sys.argv[1:]]), "commit": commit(),
+            "teacher": _portable(args.teacher), "eval_seed": args.eval_seed, "n": len(held), "student": round(sum(base) / len(base), 4), **everywhere,
+            "runs": rows}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--conditions", nargs="+", default=CONDITIONS, choices=CONDITIONS)
@@ -274,6 +322,8 @@ def main() -> None:
     parser.add_argument("--mdgrpo-steps", type=int, default=640, help="MD-GRPO steps after OPD (the recipe's: 640)")
     parser.add_argument("--results", default=None, help="write the conditions' table here (results/litegui_opd.json)")
     parser.add_argument("--dry-run", action="store_true", help="print the conditions' rl_recipes.py runs only")
+    parser.add_argument("--flips", default=None, metavar="JSON",
+                        help="only: the steps each run lost and gained, beside the teacher's success there (JSON out)")
     parser.add_argument("--student", default=str(STUDENT), help="the starting point of every condition")
     parser.add_argument("--teacher", default=str(ROOT / "checkpoints" / "litegui-teacher-history-tiny"),
                         help="guidance-reading teacher (trained with recipes/litegui_teacher_history_tiny.yaml "
@@ -292,6 +342,9 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.flips:
+        Path(args.flips).write_text(json.dumps(flips(args), indent=1))
+        return
     train_data, eval_data = ensure_data(out, 3), ensure_data(out, args.eval_seed)
     teacher, student = Path(args.teacher).resolve(), Path(args.student).resolve()
     ensure_teacher(teacher, train_data)

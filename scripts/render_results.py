@@ -262,11 +262,27 @@ def render_litegui_teacher(result: dict) -> list[str]:
                     + f" (commit {result.get('commit', '?')})."]
 
 
+def render_litegui_opd_flips(result: dict) -> list[str]:
+    kind = "held-out" if result.get("eval_seed") == 7 else "validation"
+    lines = [f"## Where guided OPD gains and loses, beside its teacher ({kind} data seed {result.get('eval_seed')})", "",
+             f"On the {result.get('n')} trained-family steps of the LiteGUI table (student {_f(result.get('student'))}): "
+             "the steps each run lost (the student right, the run wrong) and gained, and how often the guidance-reading "
+             f"teacher `{result.get('teacher')}` is right on them with the block (all of A*_t) and without it "
+             f"(on all steps: {_f(result.get('teacher block, all steps'))} with, "
+             f"{_f(result.get('teacher no block, all steps'))} without).", "",
+             "| run | lost | teacher with block, on lost | teacher without, on lost | gained | "
+             "teacher with block, on gained | teacher without, on gained |", "|---|---|---|---|---|---|---|"]
+    for run, r in result.get("runs", {}).items():
+        lines.append(f"| {run} | {r['lost']} | {_f(r.get('teacher block on lost'))} | {_f(r.get('teacher no block on lost'))} "
+                     f"| {r['gained']} | {_f(r.get('teacher block on gained'))} | {_f(r.get('teacher no block on gained'))} |")
+    return lines + [""] + _provenance(result)
+
+
 RENDERERS = {"litegui_teacher": render_litegui_teacher, "base_agent": render_base_agent, "grounding_errors": render_grounding_errors, "base_agent_levers": render_base_agent_levers,
              "base_agent_vision_levers": render_base_agent_vision_levers,
              "rl_recipes": render_rl_recipes, "rl_visited": render_rl_visited,
              "rl_room": render_rl_room, "computersd_async": render_computersd_async,
-             "litegui_opd": render_rl_recipes}
+             "litegui_opd": render_rl_recipes, "litegui_opd_flips": render_litegui_opd_flips}
 
 
 def render() -> str:
