@@ -175,7 +175,7 @@ def pinned(args) -> None:
     print(f"wrote {args.result}")
 
 
-def hint_following(samples: int) -> None:
+def hint_following(samples: int, models: list[str] | None = None) -> None:
     import random
 
     from guirl.eval.steps import evaluate_steps
@@ -192,11 +192,12 @@ def hint_following(samples: int) -> None:
     steps = [(s.episode, s.step, s.root) for s in load_states([str(data)], labels=["correct"]) if s.step.valid_actions]
     steps = random.Random(0).sample(steps, min(samples, len(steps)))
     print(f"analyzer guidance following on {len(steps)} held-out steps (reference: the last valid action)")
-    for label in ("base-agent-tiny", "litegui-teacher-tiny", "computersd-start-tiny"):
-        if not (ROOT / "checkpoints" / label).is_dir():
+    for label in models or ["base-agent-tiny", "litegui-teacher-tiny", "computersd-start-tiny"]:
+        path = ROOT / "checkpoints" / label if "/" not in label else Path(label)
+        if not path.is_dir():
             print(f"  {label}: missing (guirl train sft --config recipes/computersd_start_tiny.yaml)")
             continue
-        policy = load_policy(ROOT / "checkpoints" / label)
+        policy = load_policy(path)
         engine = HFEngine.from_policy(policy)
         refs = [references(st.valid_actions, policy.prompt.fmt)[-1:] for _, st, _ in steps]
         plain = evaluate_steps(engine, policy.prompt, policy.frame_for, steps, max_new_tokens=80,
@@ -217,6 +218,9 @@ def main() -> None:
     parser.add_argument("--out", default="runs/bench-computersd", help="run directories (finished runs are reused)")
     parser.add_argument("--hint-only", action="store_true", help="only measure guidance following")
     parser.add_argument("--hint-samples", type=int, default=120, help="held-out steps for --hint-only")
+    parser.add_argument("--hint-models", nargs="+", default=None,
+                        help="with --hint-only: checkpoint names under checkpoints/ or model directories "
+                             "(default: the first agent, its LiteGUI teacher and ComputerSD's start)")
     parser.add_argument("--pinned", action="store_true", help="separated cores: stages alone, sync, async pinned")
     parser.add_argument("--cpus", type=int, nargs=2, metavar=("A", "B"), help="--pinned: the two cores")
     parser.add_argument("--warmup", type=int, default=None, help="first steps left out (default: 3 with --pinned, "
@@ -224,7 +228,7 @@ def main() -> None:
     parser.add_argument("--result", default="results/computersd_async.json", help="--pinned: the JSON table")
     args = parser.parse_args()
     if args.hint_only:
-        hint_following(args.hint_samples)
+        hint_following(args.hint_samples, args.hint_models)
         return
     if args.pinned:
         args.steps = args.steps or 15
