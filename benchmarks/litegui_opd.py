@@ -271,17 +271,15 @@ def flips(args) -> dict:
     block (all of A*_t, Multi-GT's shape) and without it: whether OPD moves the student towards its teacher's
     mistakes."""
     from base_agent import commit
-    from rl_recipes import _portable
+    from rl_recipes import _portable, scored_steps
 
     from guirl.eval.steps import evaluate_steps
     from guirl.models.load import load_policy
     from guirl.rollout.hf_engine import HFEngine
-    from guirl.trainers.rl_common import load_states
 
     results = json.loads((Path(args.out) / "results.json").read_text())
     data = ensure_data(Path(args.out), args.eval_seed, args.per_task)
-    states = [s for s in load_states([str(data / "trajectories/test_seed.jsonl")]) if s.step.valid_actions]
-    held = [(s.episode, s.step, s.root) for s in random.Random(0).sample(states, len(states))]
+    held = scored_steps(data / "trajectories/test_seed.jsonl")
     base = results["base"]["per_step"]["steps_unseen_seeds"]
     if len(base) != len(held):
         raise SystemExit(f"litegui_opd: error: {args.out}/results.json scored {len(base)} steps, data seed "

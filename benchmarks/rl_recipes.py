@@ -63,6 +63,15 @@ def ensure_data(out: Path, seed: int, per_task: int | None = None) -> Path:
     return path
 
 
+def scored_steps(path: Path, samples: int = 0, seed: int = 0) -> list:
+    """The ``(episode, step, root)`` steps of ``path`` that :func:`evaluate_model` scores, in its order (``samples``
+    of them, 0: all, drawn with ``seed``): per-step vectors of two models index the same steps."""
+    from guirl.trainers.rl_common import load_states
+
+    held = [(s.episode, s.step, s.root) for s in load_states([str(path)]) if s.step.valid_actions]
+    return random.Random(seed).sample(held, min(samples or len(held), len(held)))
+
+
 def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, seed: int = 0,
                    splits: list[str] | None = None) -> dict:
     """Greedy held-out step success per split (batched), and sim episode success (``splits``: only those).
@@ -73,7 +82,6 @@ def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, see
     from guirl.eval.steps import evaluate_steps
     from guirl.models.load import load_policy
     from guirl.rollout.hf_engine import HFEngine
-    from guirl.trainers.rl_common import load_states
 
     policy = load_policy(model_dir)
     engine = HFEngine.from_policy(policy)
@@ -81,8 +89,7 @@ def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, see
     for name, rel in SPLITS.items():
         if (splits is not None and name not in splits) or not (data / rel).is_file():
             continue
-        held = [(s.episode, s.step, s.root) for s in load_states([str(data / rel)]) if s.step.valid_actions]
-        held = random.Random(seed).sample(held, min(samples or len(held), len(held)))
+        held = scored_steps(data / rel, samples, seed)
         predictions: list = []
         scores[name] = evaluate_steps(engine, policy.prompt, policy.frame_for, held, 96, predictions)["eval/step_success"]
         scores["per_step"][name] = [int(m.success) for _, m, _ in predictions]
