@@ -18,6 +18,17 @@ Two measurements per screen preset (``coarse``: the base agent's 512-pixel scree
 
 The token growth from 1AO to 3AO is printed per CASC mode (CCPO: +4% with CASC, +41% without). Resumable:
 finished configurations are read back from ``--out/results.json``.
+
+``--starts runs/ccpo_start_{casc}/final`` measures instead CCPO's claim that CASC keeps accuracy while it
+compresses, at 3AO: for each CASC mode, semi-online RL (``recipes/ccpo_semi_online_tiny.yaml``, 3AO, that mode)
+from the start that was SFT'd with the same history scheme (``recipes/ccpo_start_tiny.yaml casc=<mode>``), over
+``--seeds``, as ``benchmarks/rl_recipes.py`` runs (greedy held-out step success of data seed ``--eval-seed``, paired
+against the mode's own start; wall time and peak RSS). Printed per mode: the start's and the trained model's
+accuracy and their difference from CASC off (paired step by step for the starts, over seeds after training), the
+prompt tokens per step sample and the step time of the training runs against CASC off::
+
+    python benchmarks/ccpo_casc.py --starts runs/ccpo_start_{casc}/final --seeds 0 1 2 --rl-steps 40 \
+        --results results/ccpo_casc.json
 """
 
 from __future__ import annotations
@@ -109,6 +120,101 @@ def _policy():
     return load_policy(ROOT / "checkpoints" / "base-agent-tiny")
 
 
+RL_RECIPE = "ccpo_semi_online_tiny"
+
+
+def from_starts(args: argparse.Namespace, out: Path) -> int:
+    """3AO semi-online RL from each CASC mode's own start: accuracy, tokens and step time against CASC off."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from base_agent import commit, paired
+    from rl_recipes import summarise
+
+    runs: dict[str, dict] = {}
+    for casc in args.casc:
+        start = args.starts.replace("{casc}", casc)
+        if not (Path(start) / "config.json").is_file():
+            print(f"ccpo_casc: error: --starts: no model at {start} (train it: guirl train sft --config "
+                  f"recipes/ccpo_start_tiny.yaml casc={casc} output_dir=...)", file=sys.stderr)
+            return 2
+        tag = " ".join([f"3AO-{casc}", f"{args.rl_steps} steps", *args.overrides])
+        cmd = [sys.executable, str(ROOT / "benchmarks" / "rl_recipes.py"), "history_window=3", "history_images=3",
+               f"casc={casc}", f"max_steps={args.rl_steps}", *args.overrides, "--recipes", RL_RECIPE,
+               "--base", start, "--seeds", *map(str, args.seeds), "--eval-seed", str(args.eval_seed),
+               "--episodes", str(args.rl_episodes), "--splits", "steps_unseen_seeds", "multi_solution",
+               "single_solution", "--tag", tag, "--out", str(out / f"starts-{casc}")]
+        print("+", " ".join(cmd), flush=True)
+        if subprocess.run(cmd, cwd=ROOT).returncode:
+            return 1
+        results = json.loads((out / f"starts-{casc}" / "results.json").read_text())
+        runs[casc] = {k: v for k, v in results.items() if k in ("base", "setting") or k.startswith(f"{RL_RECIPE}[{tag}]/")}
+    table = casc_table(runs, summarise)
+    off = runs.get("off")
+    for casc, row in table.items():  # the starts meet the same held-out steps: paired against CASC off's start
+        if off is not None and casc != "off":
+            row["start_vs_off"] = paired(off["base"]["per_step"]["steps_unseen_seeds"],
+                                         runs[casc]["base"]["per_step"]["steps_unseen_seeds"])
+    print_starts(table)
+    if args.results:
+        summary = {"command": " ".join(["python", "benchmarks/ccpo_casc.py", *sys.argv[1:]]), "commit": commit(),
+                   "history": "3AO", "rl_steps": args.rl_steps, "seeds": args.seeds, "eval_seed": args.eval_seed,
+                   "starts": args.starts, "train_data_seed": 3, "rows": table}
+        Path(args.results).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.results).write_text(json.dumps(summary, indent=1))
+    return 0
+
+
+def run_costs(run: Path) -> dict:
+    """Prompt tokens per step sample and mean step time (rollout + scoring + update) of one training run."""
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    rows = [r for r in rows if "prompts/tokens_mean" in r]
+    weights = [r["sampling/step_samples"] for r in rows]
+    def mean(key: str) -> float:
+        return sum(r[key] * w for r, w in zip(rows, weights, strict=True)) / sum(weights)
+    step_s = [r["time/generate_s"] + r["time/score_s"] + r["time/update_s"] for r in rows[1:] or rows]
+    return {"tokens": mean("prompts/tokens_mean"), "qwen25vl_image_tokens": mean("prompts/qwen25vl_image_tokens_mean"),
+            "images": mean("prompts/images_mean"), "samples_per_step": statistics.mean(weights),
+            "step_s": statistics.mean(step_s), "sample_s": sum(step_s) / sum(weights[1:] or weights),
+            "match_rate": mean("rollout/match_rate")}
+
+
+def casc_table(runs: dict[str, dict], summarise) -> dict:
+    """Per CASC mode: start and trained accuracy (rl_recipes' summary against the mode's own start), the
+    training runs' mean costs, and every figure's change against CASC off."""
+    table = {}
+    for casc, results in runs.items():
+        (name, row), = summarise(results)["recipes"].items()
+        costs = [run_costs(Path(r["run"])) for k, r in results.items() if k.startswith(name + "/")]
+        table[casc] = {"splits": row["splits"], "wall_min": row["wall_min"], "peak_rss_gb": row["peak_rss_gb"],
+                       "seeds": row["seeds"],
+                       **{k: round(statistics.mean(c[k] for c in costs), 4) for k in costs[0]}}
+    off = table.get("off")
+    for casc, row in table.items():
+        if off is None or casc == "off":
+            continue
+        row["vs_off"] = {"tokens": round(row["tokens"] / off["tokens"] - 1, 4),
+                         "qwen25vl_image_tokens": round(row["qwen25vl_image_tokens"] / off["qwen25vl_image_tokens"] - 1, 4),
+                         "speed": round(off["step_s"] / row["step_s"], 4),
+                         "sample_speed": round(off["sample_s"] / row["sample_s"], 4),
+                         **{split: {"start": round(r["base"] - off["splits"][split]["base"], 4),
+                                    "after": round(r["mean"] - off["splits"][split]["mean"], 4),
+                                    "spreads": round(r["spread"] + off["splits"][split]["spread"], 4)}
+                            for split, r in row["splits"].items() if split in off["splits"]}}
+    return table
+
+
+def print_starts(table: dict) -> None:
+    print("\n3AO semi-online RL from each CASC mode's own start (held-out step success; after: mean +- spread)")
+    print(f"{'CASC':>4} {'split':<19} {'start':>6} {'after':>15} {'gain':>7} {'start-off':>9} {'after-off':>9} "
+          f"{'tokens':>7} {'vs off':>7} {'step s':>7} {'speed':>6} {'match':>6}")
+    for casc, row in table.items():
+        vs = row.get("vs_off", {})
+        for split, r in row["splits"].items():
+            d = vs.get(split, {})
+            print(f"{casc:>4} {split:<19} {r['base']:6.3f} {r['mean']:7.3f} +- {r['spread']:.3f} {r['gain']:+7.3f} "
+                  f"{d.get('start', 0):+9.3f} {d.get('after', 0):+9.3f} {row['tokens']:7.0f} "
+                  f"{vs.get('tokens', 0):+7.1%} {row['step_s']:7.2f} {vs.get('speed', 1):5.2f}x {row['match_rate']:6.3f}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, nargs="+", default=[1, 2, 3, 4], help="n of nAO")
@@ -118,10 +224,20 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=4, help="optimiser steps per configuration")
     ap.add_argument("--out", default="runs/bench-casc")
     ap.add_argument("--episodes", type=int, default=40, help="recorded trajectories of the token count")
+    ap.add_argument("--starts", default=None,
+                    help="3AO accuracy mode: each CASC mode's SFT start ('{casc}' becomes off / max / min)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="training seeds (--starts)")
+    ap.add_argument("--rl-steps", type=int, default=40, help="semi-online optimiser steps per run (--starts)")
+    ap.add_argument("--eval-seed", type=int, default=7, help="held-out data seed (7; 5 or 6 to choose settings)")
+    ap.add_argument("--rl-episodes", type=int, default=0, help="live sim episodes per family (--starts; 0: none)")
+    ap.add_argument("--results", default=None, help="write the --starts table as JSON here (results/ccpo_casc.json)")
+    ap.add_argument("overrides", nargs="*", help="key=value for every semi-online run (--starts)")
     ap.add_argument("--one", nargs=3, metavar=("PRESET", "N", "CASC"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.starts:
+        return from_starts(args, out)
     if args.one:
         preset, n, casc = args.one[0], int(args.one[1]), args.one[2]
         result = run_one(n, casc, args.steps, ensure_data(out, preset), out, preset)

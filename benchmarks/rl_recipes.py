@@ -216,7 +216,7 @@ def main() -> None:
                         help="train from this model instead of --base ('{seed}' becomes the training seed: a pipeline's "
                              "second stage from each seed's first-stage model), still paired against --base")
     parser.add_argument("--splits", nargs="+", default=None,
-                        help="evaluate the trained models on these splits only (default: all; the base meets all)")
+                        help="evaluate on these splits only (default: all); a base evaluated earlier in --out keeps its splits")
     parser.add_argument("--trainer", choices=["guirl", "trl"], default="guirl",
                         help="train with guirl, or with TRL's GRPOTrainer on the same recipe (benchmarks/rl_trl.py)")
     parser.add_argument("--results", default=None, help="write the table as JSON here (e.g. results/rl_recipes.json)")
@@ -231,7 +231,7 @@ def main() -> None:
     setting = {"base_model": _portable(args.base), "eval_seed": args.eval_seed, "per_task": args.per_task,
                "samples": args.samples, "episodes": args.episodes}
     if "base" not in results:
-        results["base"] = evaluate_model(Path(args.base), eval_data, args.samples, args.episodes)
+        results["base"] = evaluate_model(Path(args.base), eval_data, args.samples, args.episodes, splits=args.splits)
         results["setting"] = setting
         results_path.write_text(json.dumps(results, indent=1))
     elif results.get("setting") != setting:

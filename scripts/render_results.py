@@ -278,11 +278,41 @@ def render_litegui_opd_flips(result: dict) -> list[str]:
     return lines + [""] + _provenance(result)
 
 
+def render_ccpo_casc(result: dict) -> list[str]:
+    seed = result.get("eval_seed")
+    lines = [f"## CCPO's CASC at {result.get('history', '3AO')}: semi-online RL from each mode's own start "
+             f"({'held-out' if seed == 7 else 'validation'} data seed {seed})", "",
+             f"Each CASC mode trains {result.get('rl_steps')} semi-online steps (training data seed "
+             f"{result.get('train_data_seed')}, {len(result.get('seeds', []))} seeds) from the start SFT'd with that "
+             "history scheme; greedy held-out step success of the same steps before and after. Against off: the "
+             "starts paired step by step, the trained models by their means (within the two spreads or not); "
+             "tokens and step time are those of the training runs (tokens per step sample; Qwen2.5-VL: the image "
+             "tokens its default pixel budget spends on the same images).", "",
+             "| CASC | split | n | start | start - off (paired) | after (mean +- spread) | gain | paired per seed | "
+             "after - off (two spreads) | tokens (vs off) | Qwen2.5-VL image tokens (vs off) | step s (speed) | "
+             "match rate | train min | RSS GB |", "|" + "---|" * 15]
+    for casc, row in result.get("rows", {}).items():
+        vs = row.get("vs_off", {})
+        for split, r in row["splits"].items():
+            pairs = "; ".join(f"{p['diff']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]" for p in r["paired"].values())
+            d, sv = vs.get(split), row.get("start_vs_off") if split == "steps_unseen_seeds" else None
+            start_off = f"{sv['diff']:+.3f} [{sv['low']:+.3f}, {sv['high']:+.3f}]" if sv else "-"
+            after_off = f"{d['after']:+.3f} ({_f(d['spreads'])})" if d else "-"
+            tok = f"{row['tokens']:.0f}" + (f" ({vs['tokens']:+.0%})" if vs else "")
+            qwen = f"{row['qwen25vl_image_tokens']:.0f}" + (f" ({vs['qwen25vl_image_tokens']:+.0%})" if vs else "")
+            step = f"{row['step_s']:.2f}" + (f" ({vs['speed']:.2f}x)" if vs else "")
+            lines.append(f"| {casc} | {split} | {r['n']} | {_f(r['base'])} | {start_off} | {_f(r['mean'])} +- "
+                         f"{_f(r['spread'])} | {r['gain']:+.3f} | {pairs} | {after_off} | {tok} | {qwen} | {step} | "
+                         f"{_f(row['match_rate'])} | {_f(row['wall_min'], 1)} | {_f(row['peak_rss_gb'], 2)} |")
+    return lines + [""] + _provenance(result)
+
+
 RENDERERS = {"litegui_teacher": render_litegui_teacher, "base_agent": render_base_agent, "grounding_errors": render_grounding_errors, "base_agent_levers": render_base_agent_levers,
              "base_agent_vision_levers": render_base_agent_vision_levers,
              "rl_recipes": render_rl_recipes, "rl_visited": render_rl_visited,
              "rl_room": render_rl_room, "computersd_async": render_computersd_async,
-             "litegui_opd": render_rl_recipes, "litegui_opd_flips": render_litegui_opd_flips}
+             "litegui_opd": render_rl_recipes, "litegui_opd_flips": render_litegui_opd_flips,
+             "ccpo_casc": render_ccpo_casc}
 
 
 def render() -> str:
