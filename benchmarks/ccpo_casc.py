@@ -139,7 +139,7 @@ def from_starts(args: argparse.Namespace, out: Path) -> int:
         tag = " ".join([f"3AO-{casc}", f"{args.rl_steps} steps", *args.overrides])
         cmd = [sys.executable, str(ROOT / "benchmarks" / "rl_recipes.py"), "history_window=3", "history_images=3",
                f"casc={casc}", f"max_steps={args.rl_steps}", *args.overrides, "--recipes", RL_RECIPE,
-               "--base", start, "--seeds", *map(str, args.seeds), "--eval-seed", str(args.eval_seed),
+               "--base", start, "--seeds", *map(str, args.seeds), "--eval-seed", str(args.eval_seed), "--per-task", str(args.per_task),
                "--episodes", str(args.rl_episodes), "--splits", "steps_unseen_seeds", "multi_solution",
                "single_solution", "--tag", tag, "--out", str(out / f"starts-{casc}")]
         print("+", " ".join(cmd), flush=True)
@@ -157,6 +157,7 @@ def from_starts(args: argparse.Namespace, out: Path) -> int:
     if args.results:
         summary = {"command": " ".join(["python", "benchmarks/ccpo_casc.py", *sys.argv[1:]]), "commit": commit(),
                    "history": "3AO", "rl_steps": args.rl_steps, "seeds": args.seeds, "eval_seed": args.eval_seed,
+                   "per_task": args.per_task,
                    "starts": args.starts, "train_data_seed": 3, "rows": table}
         Path(args.results).parent.mkdir(parents=True, exist_ok=True)
         Path(args.results).write_text(json.dumps(summary, indent=1))
@@ -229,6 +230,7 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="training seeds (--starts)")
     ap.add_argument("--rl-steps", type=int, default=40, help="semi-online optimiser steps per run (--starts)")
     ap.add_argument("--eval-seed", type=int, default=7, help="held-out data seed (7; 5 or 6 to choose settings)")
+    ap.add_argument("--per-task", type=int, default=24, help="held-out episodes per trained family (--starts)")
     ap.add_argument("--rl-episodes", type=int, default=0, help="live sim episodes per family (--starts; 0: none)")
     ap.add_argument("--results", default=None, help="write the --starts table as JSON here (results/ccpo_casc.json)")
     ap.add_argument("overrides", nargs="*", help="key=value for every semi-online run (--starts)")
