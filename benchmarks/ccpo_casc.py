@@ -157,7 +157,7 @@ def from_starts(args: argparse.Namespace, out: Path) -> int:
     if args.results:
         summary = {"command": " ".join(["python", "benchmarks/ccpo_casc.py", *sys.argv[1:]]), "commit": commit(),
                    "history": "3AO", "rl_steps": args.rl_steps, "seeds": args.seeds, "eval_seed": args.eval_seed,
-                   "per_task": args.per_task,
+                   "per_task": args.per_task, "overrides": args.overrides,
                    "starts": args.starts, "train_data_seed": 3, "rows": table}
         Path(args.results).parent.mkdir(parents=True, exist_ok=True)
         Path(args.results).write_text(json.dumps(summary, indent=1))

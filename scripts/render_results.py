@@ -283,11 +283,13 @@ def render_ccpo_casc(result: dict) -> list[str]:
     lines = [f"## CCPO's CASC at {result.get('history', '3AO')}: semi-online RL from each mode's own start "
              f"({'held-out' if seed == 7 else 'validation'} data seed {seed})", "",
              f"Each CASC mode trains {result.get('rl_steps')} semi-online steps (training data seed "
-             f"{result.get('train_data_seed')}, {len(result.get('seeds', []))} seeds) from the start SFT'd with that "
+             f"{result.get('train_data_seed')}, {len(result.get('seeds', []))} training seed"
+             f"{'' if len(result.get('seeds', [])) == 1 else 's'}) from the start SFT'd with that "
              "history scheme; greedy held-out step success of the same steps before and after. Against off: the "
              "starts paired step by step, the trained models by their means (within the two spreads or not); "
              "tokens and step time are those of the training runs (tokens per step sample; Qwen2.5-VL: the image "
-             "tokens its default pixel budget spends on the same images).", "",
+             "tokens its default pixel budget spends on the same images). Settings: "
+             f"`{' '.join(result.get('overrides', [])) or 'the recipe'}`.", "",
              "| CASC | split | n | start | start - off (paired) | after (mean +- spread) | gain | paired per seed | "
              "after - off (two spreads) | tokens (vs off) | Qwen2.5-VL image tokens (vs off) | step s (speed) | "
              "match rate | train min | RSS GB |", "|" + "---|" * 15]
@@ -312,7 +314,7 @@ RENDERERS = {"litegui_teacher": render_litegui_teacher, "base_agent": render_bas
              "rl_recipes": render_rl_recipes, "rl_visited": render_rl_visited,
              "rl_room": render_rl_room, "computersd_async": render_computersd_async,
              "litegui_opd": render_rl_recipes, "litegui_opd_flips": render_litegui_opd_flips,
-             "ccpo_casc": render_ccpo_casc}
+             "ccpo_casc": render_ccpo_casc, "ccpo_casc_validation": render_ccpo_casc}
 
 
 def render() -> str:
