@@ -33,7 +33,8 @@ from guirl.rollout.hf_engine import HFEngine
 from guirl.rollout.online import EnvSlots, run_online
 from guirl.rollout.runner import EpisodeSpec
 from guirl.trainers.async_pipeline import PipelineError, StagePipeline, StalenessGate
-from guirl.trainers.computersd import ComputerSD, ComputerSDConfig, computersd_loss
+from guirl.trainers.computersd import ComputerSD, ComputerSDConfig
+from guirl.trainers.computersd_loss import computersd_loss
 from guirl.trainers.online_rl import train_computersd
 
 BASE_AGENT = Path(__file__).resolve().parents[1] / "checkpoints" / "base-agent-tiny"

@@ -18,7 +18,8 @@ from typing import Any
 
 from guirl.trainers.async_pipeline import StagePipeline, StalenessGate, WeightSlot
 from guirl.trainers.async_process import ProcessPipeline, SharedWeightSlot, check_cpus, pin_threads, unpin_threads
-from guirl.trainers.computersd import ComputerSD, ComputerSDConfig, computersd_loss
+from guirl.trainers.computersd import ComputerSD, ComputerSDConfig
+from guirl.trainers.computersd_loss import computersd_loss
 
 
 class OnlineSampler:
