@@ -172,10 +172,14 @@ def run_costs(run: Path) -> dict:
     def mean(key: str) -> float:
         return sum(r[key] * w for r, w in zip(rows, weights, strict=True)) / sum(weights)
     step_s = [r["time/generate_s"] + r["time/score_s"] + r["time/update_s"] for r in rows[1:] or rows]
+    quarter = max(1, len(rows) // 4)
     return {"tokens": mean("prompts/tokens_mean"), "qwen25vl_image_tokens": mean("prompts/qwen25vl_image_tokens_mean"),
             "images": mean("prompts/images_mean"), "samples_per_step": statistics.mean(weights),
             "step_s": statistics.mean(step_s), "sample_s": sum(step_s) / sum(weights[1:] or weights),
-            "match_rate": mean("rollout/match_rate")}
+            "match_rate": mean("rollout/match_rate"),
+            # did training move its own reward? the first and the last quarter of the logged steps
+            "reward_first": statistics.mean(r["rewards/total_mean"] for r in rows[:quarter]),
+            "reward_last": statistics.mean(r["rewards/total_mean"] for r in rows[-quarter:])}
 
 
 def casc_table(runs: dict[str, dict], summarise) -> dict:

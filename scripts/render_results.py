@@ -292,7 +292,7 @@ def render_ccpo_casc(result: dict) -> list[str]:
              f"`{' '.join(result.get('overrides', [])) or 'the recipe'}`.", "",
              "| CASC | split | n | start | start - off (paired) | after (mean +- spread) | gain | paired per seed | "
              "after - off (two spreads) | tokens (vs off) | Qwen2.5-VL image tokens (vs off) | step s (speed) | "
-             "match rate | train min | RSS GB |", "|" + "---|" * 15]
+             "match rate | train reward first -> last quarter | train min | RSS GB |", "|" + "---|" * 16]
     for casc, row in result.get("rows", {}).items():
         vs = row.get("vs_off", {})
         for split, r in row["splits"].items():
@@ -305,7 +305,8 @@ def render_ccpo_casc(result: dict) -> list[str]:
             step = f"{row['step_s']:.2f}" + (f" ({vs['speed']:.2f}x)" if vs else "")
             lines.append(f"| {casc} | {split} | {r['n']} | {_f(r['base'])} | {start_off} | {_f(r['mean'])} +- "
                          f"{_f(r['spread'])} | {r['gain']:+.3f} | {pairs} | {after_off} | {tok} | {qwen} | {step} | "
-                         f"{_f(row['match_rate'])} | {_f(row['wall_min'], 1)} | {_f(row['peak_rss_gb'], 2)} |")
+                         f"{_f(row['match_rate'])} | {_f(row.get('reward_first'))} -> {_f(row.get('reward_last'))} | "
+                         f"{_f(row['wall_min'], 1)} | {_f(row['peak_rss_gb'], 2)} |")
     return lines + [""] + _provenance(result)
 
 

@@ -21,8 +21,8 @@ def _run(tmp_path: Path, name: str, tokens: float, step_s: float) -> str:
     run.mkdir()
     row = {"prompts/tokens_mean": tokens, "prompts/qwen25vl_image_tokens_mean": tokens * 2, "prompts/images_mean": 3.0,
            "sampling/step_samples": 4, "time/generate_s": step_s, "time/score_s": 0.0, "time/update_s": 1.0,
-           "rollout/match_rate": 0.5}
-    first = row | {"time/generate_s": 100.0}
+           "rollout/match_rate": 0.5, "rewards/total_mean": 0.5}
+    first = row | {"time/generate_s": 100.0, "rewards/total_mean": 0.1}
     (run / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in (first, row, row, {"eval/x": 1})) + "\n")
     return str(run)
 
@@ -47,6 +47,7 @@ def test_each_mode_is_compared_with_casc_off(tmp_path):
     assert "vs_off" not in off
     assert off["tokens"] == 400.0 and off["step_s"] == 5.0  # 4 s rollout + 1 s update, the first step left out
     assert off["sample_s"] == pytest.approx(10.0 / 8) and off["match_rate"] == 0.5
+    assert off["reward_first"] == pytest.approx(0.1) and off["reward_last"] == pytest.approx(0.5)
     assert off["splits"]["steps_unseen_seeds"]["mean"] == pytest.approx(0.625)
     vs = mx["vs_off"]
     assert vs["tokens"] == pytest.approx(-0.25) and vs["qwen25vl_image_tokens"] == pytest.approx(-0.25)
