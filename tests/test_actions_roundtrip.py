@@ -20,7 +20,7 @@ box = st.tuples(coordinate, coordinate, coordinate, coordinate).map(
     lambda b: (min(b[0], b[2]), min(b[1], b[3]), max(b[0], b[2]), max(b[1], b[3]))
 )
 tricky_text = st.sampled_from(
-    ['"', "\\", "'", "\\'", '\\"', "</tool_call>", "<answer>", "</action>", "}}", "{", "\n", "\t", "中文 ünï©ødé 🙂", ""]
+    ['"', "\\", "'", "\\'", '\\"', "</tool_call>", "<answer>", "</action>", "</think>", "<think>", "}}", "{", "\n", "\t", "中文 ünï©ødé 🙂", ""]
 )
 text = st.one_of(st.text(max_size=40), tricky_text, st.lists(tricky_text, max_size=4).map("".join))
 # GUI-Libra writes unused values as "None", so a typed text cannot be empty or "none".
@@ -172,3 +172,10 @@ def test_parse_stamps_the_given_frame_or_the_default(fmt: str) -> None:
     given_frame = Frame.screen(1280, 720)
     assert parse_action(written, fmt, given_frame).frame == given_frame  # type: ignore[union-attr]
     assert parse_action(written, fmt).frame == get_format(fmt).default_frame  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("head", ["", "<think>plan\nAction: not this one</think>\n"])
+def test_a_description_holding_the_reasoning_close_tag_survives(head):
+    """The reasoning block ends at its own ``</think>``, not at one inside the action's description."""
+    action = Action(type=ActionType.TRIPLE_CLICK, frame=Frame.unit(), description="select </think> all")
+    assert parse_action(head + format_action(action, "qwen_computer_use"), "qwen_computer_use", Frame.unit()) == action

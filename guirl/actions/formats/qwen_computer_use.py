@@ -170,9 +170,13 @@ def parse(text: str, frame: Frame) -> Action | ParseFailure:
     scanned = text[:100_000]
     opening = re.search(r"(?m)^[ \t]*<tool_call>", scanned) or re.search(r"<tool_call>", scanned)
     head = scanned[: opening.start()] if opening else scanned
-    head = head.rsplit("</think>", 1)[-1]  # a reasoning block before the answer is not part of it
-    # ComputerSD / OSWorld's Qwen agents keep the first line that starts with "Action:" (any case)
-    line = re.search(r"(?im)^[ \t]*action:[ \t]*(.*?)[ \t]*$", head)
+    # ComputerSD / OSWorld's Qwen agents keep the first line that starts with "Action:" (any case); a reasoning
+    # block before the answer is not part of it: the first such line after the block's end, if there is one (a
+    # description may itself hold "</think>")
+    lines = list(re.finditer(r"(?im)^[ \t]*action:[ \t]*(.*?)[ \t]*$", head))
+    close = head.find("</think>")
+    after = [m for m in lines if close >= 0 and m.start() >= close]
+    line = (after or lines or [None])[0]
     description = line.group(1) if line and line.group(1) else None
     return args_to_action(args, text, frame, description)
 

@@ -16,7 +16,9 @@ compares it with the ground-truth sub-goal). The argument dict is described
 in :mod:`guirl.actions.formats._mobile`.
 
 Like InfiGUI-R1's own scorer, only the text after the last ``</think>`` is
-searched (a tool call quoted inside the reasoning is not the answer), and a
+searched (a tool call quoted inside the reasoning is not the answer; a
+``</think>`` inside an open ``<tool_call>``, as in typed text, is not the
+reasoning's end), and a
 missing ``</tool_call>`` or missing ``<tool_call>`` tags are tolerated when a
 ``{"name": ..., "arguments": ...}`` object is present.
 
@@ -77,6 +79,10 @@ def parse(text: str, frame: Frame) -> Action | ParseFailure:
     """Parse one InfiGUI-R1 / Qwen mobile_use output (see module docstring)."""
     end = text.rfind("</think>", 0, MAX_SCAN_CHARS)
     args = find_tool_call(text[end + len("</think>") :] if end != -1 else text, TOOL_NAME)
+    opening = text.rfind("<tool_call>", 0, end) if isinstance(args, str) and end != -1 else -1
+    if opening != -1 and not 0 <= text.find("</tool_call>", opening) < end:  # that "</think>" is inside a call
+        found = find_tool_call(text[opening:], TOOL_NAME)  # (typed text holding it): the call is the answer
+        args = found if not isinstance(found, str) else args
     if isinstance(args, str):
         return fail(NAME, args, text)
     return mobile_args_to_action(NAME, args, text, frame)
