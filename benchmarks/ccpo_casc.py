@@ -182,6 +182,12 @@ def run_costs(run: Path) -> dict:
             "reward_last": statistics.mean(r["rewards/total_mean"] for r in rows[-quarter:])}
 
 
+def flips(before: list[int], after: list[int]) -> tuple[int, int]:
+    """The held-out steps a run won (failed before, right after) and lost (the reverse), on the same steps."""
+    return (sum(a > b for b, a in zip(before, after, strict=True)),
+            sum(a < b for b, a in zip(before, after, strict=True)))
+
+
 def casc_table(runs: dict[str, dict], summarise) -> dict:
     """Per CASC mode: start and trained accuracy (rl_recipes' summary against the mode's own start), the
     training runs' mean costs, and every figure's change against CASC off."""
@@ -189,6 +195,10 @@ def casc_table(runs: dict[str, dict], summarise) -> dict:
     for casc, results in runs.items():
         (name, row), = summarise(results)["recipes"].items()
         costs = [run_costs(Path(r["run"])) for k, r in results.items() if k.startswith(name + "/")]
+        for split, r in row["splits"].items():  # how far the greedy policy moved: steps it won and lost
+            moved = [flips(results["base"]["per_step"][split], s["scores"]["per_step"][split])
+                     for k, s in results.items() if k.startswith(name + "/")]
+            r["won"], r["lost"] = (round(statistics.mean(m[i] for m in moved), 2) for i in (0, 1))
         table[casc] = {"splits": row["splits"], "wall_min": row["wall_min"], "peak_rss_gb": row["peak_rss_gb"],
                        "seeds": row["seeds"],
                        **{k: round(statistics.mean(c[k] for c in costs), 4) for k in costs[0]}}

@@ -288,11 +288,12 @@ def render_ccpo_casc(result: dict) -> list[str]:
              "history scheme; greedy held-out step success of the same steps before and after. Against off: the "
              "starts paired step by step, the trained models by their means (within the two spreads or not); "
              "tokens and step time are those of the training runs (tokens per step sample; Qwen2.5-VL: the image "
-             "tokens its default pixel budget spends on the same images). Settings: "
+             "tokens its default pixel budget spends on the same images); won / lost: held-out steps the run got right "
+             "that its start missed and the reverse, mean per seed. Settings: "
              f"`{' '.join(result.get('overrides', [])) or 'the recipe'}`.", "",
              "| CASC | split | n | start | start - off (paired) | after (mean +- spread) | gain | paired per seed | "
-             "after - off (two spreads) | tokens (vs off) | Qwen2.5-VL image tokens (vs off) | step s (speed) | "
-             "match rate | train reward first -> last quarter | train min | RSS GB |", "|" + "---|" * 16]
+             "won / lost | after - off (two spreads) | tokens (vs off) | Qwen2.5-VL image tokens (vs off) | step s (speed) | "
+             "match rate | train reward first -> last quarter | train min | RSS GB |", "|" + "---|" * 17]
     for casc, row in result.get("rows", {}).items():
         vs = row.get("vs_off", {})
         for split, r in row["splits"].items():
@@ -300,11 +301,12 @@ def render_ccpo_casc(result: dict) -> list[str]:
             d, sv = vs.get(split), row.get("start_vs_off") if split == "steps_unseen_seeds" else None
             start_off = f"{sv['diff']:+.3f} [{sv['low']:+.3f}, {sv['high']:+.3f}]" if sv else "-"
             after_off = f"{d['after']:+.3f} ({_f(d['spreads'])})" if d else "-"
+            moved = f"{r['won']:g} / {r['lost']:g}" if "won" in r else "-"
             tok = f"{row['tokens']:.0f}" + (f" ({vs['tokens']:+.0%})" if vs else "")
             qwen = f"{row['qwen25vl_image_tokens']:.0f}" + (f" ({vs['qwen25vl_image_tokens']:+.0%})" if vs else "")
             step = f"{row['step_s']:.2f}" + (f" ({vs['speed']:.2f}x)" if vs else "")
             lines.append(f"| {casc} | {split} | {r['n']} | {_f(r['base'])} | {start_off} | {_f(r['mean'])} +- "
-                         f"{_f(r['spread'])} | {r['gain']:+.3f} | {pairs} | {after_off} | {tok} | {qwen} | {step} | "
+                         f"{_f(r['spread'])} | {r['gain']:+.3f} | {pairs} | {moved} | {after_off} | {tok} | {qwen} | {step} | "
                          f"{_f(row['match_rate'])} | {_f(row.get('reward_first'))} -> {_f(row.get('reward_last'))} | "
                          f"{_f(row['wall_min'], 1)} | {_f(row['peak_rss_gb'], 2)} |")
     return lines + [""] + _provenance(result)

@@ -49,6 +49,9 @@ def test_each_mode_is_compared_with_casc_off(tmp_path):
     assert off["sample_s"] == pytest.approx(10.0 / 8) and off["match_rate"] == 0.5
     assert off["reward_first"] == pytest.approx(0.1) and off["reward_last"] == pytest.approx(0.5)
     assert off["splits"]["steps_unseen_seeds"]["mean"] == pytest.approx(0.625)
+    # seed 0 of off wins step 3, seed 1 moves nothing; seed 1 of max loses step 1: steps moved, mean per seed
+    assert (off["splits"]["steps_unseen_seeds"]["won"], off["splits"]["steps_unseen_seeds"]["lost"]) == (0.5, 0.0)
+    assert (mx["splits"]["steps_unseen_seeds"]["won"], mx["splits"]["steps_unseen_seeds"]["lost"]) == (0.0, 0.5)
     vs = mx["vs_off"]
     assert vs["tokens"] == pytest.approx(-0.25) and vs["qwen25vl_image_tokens"] == pytest.approx(-0.25)
     assert vs["speed"] == pytest.approx(5.0 / 2.0)
