@@ -301,7 +301,7 @@ def render_ccpo_casc(result: dict) -> list[str]:
             d, sv = vs.get(split), row.get("start_vs_off") if split == "steps_unseen_seeds" else None
             start_off = f"{sv['diff']:+.3f} [{sv['low']:+.3f}, {sv['high']:+.3f}]" if sv else "-"
             after_off = f"{d['after']:+.3f} ({_f(d['spreads'])})" if d else "-"
-            moved = f"{r['won']:g} / {r['lost']:g}" if "won" in r else "-"
+            moved = f"{r['won']:.1f} / {r['lost']:.1f}" if "won" in r else "-"
             tok = f"{row['tokens']:.0f}" + (f" ({vs['tokens']:+.0%})" if vs else "")
             qwen = f"{row['qwen25vl_image_tokens']:.0f}" + (f" ({vs['qwen25vl_image_tokens']:+.0%})" if vs else "")
             step = f"{row['step_s']:.2f}" + (f" ({vs['speed']:.2f}x)" if vs else "")
