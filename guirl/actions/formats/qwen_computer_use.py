@@ -173,10 +173,10 @@ def parse(text: str, frame: Frame) -> Action | ParseFailure:
     # ComputerSD / OSWorld's Qwen agents keep the first line that starts with "Action:" (any case); a reasoning
     # block before the answer is not part of it: the first such line after the block's end, if there is one (a
     # description may itself hold "</think>")
-    lines = list(re.finditer(r"(?im)^[ \t]*action:[ \t]*(.*?)[ \t]*$", head))
+    pattern = r"(?im)^[ \t]*action:[ \t]*(.*?)[ \t]*$"
     close = head.find("</think>")
-    after = [m for m in lines if close >= 0 and m.start() >= close]
-    line = (after or lines or [None])[0]
+    line = re.search(pattern, head[close + len("</think>"):]) if close >= 0 else None  # "</think>Action: ..."
+    line = line or re.search(pattern, head)
     description = line.group(1) if line and line.group(1) else None
     return args_to_action(args, text, frame, description)
 
