@@ -194,10 +194,10 @@ def casc_table(runs: dict[str, dict], summarise) -> dict:
     table = {}
     for casc, results in runs.items():
         (name, row), = summarise(results)["recipes"].items()
-        costs = [run_costs(Path(r["run"])) for k, r in results.items() if k.startswith(name + "/")]
+        seed_runs = [r for k, r in results.items() if k.startswith(name + "/")]
+        costs = [run_costs(Path(r["run"])) for r in seed_runs]
         for split, r in row["splits"].items():  # how far the greedy policy moved: steps it won and lost
-            moved = [flips(results["base"]["per_step"][split], s["scores"]["per_step"][split])
-                     for k, s in results.items() if k.startswith(name + "/")]
+            moved = [flips(results["base"]["per_step"][split], s["scores"]["per_step"][split]) for s in seed_runs]
             r["won"], r["lost"] = (round(statistics.mean(m[i] for m in moved), 2) for i in (0, 1))
         table[casc] = {"splits": row["splits"], "wall_min": row["wall_min"], "peak_rss_gb": row["peak_rss_gb"],
                        "seeds": row["seeds"],
