@@ -26,6 +26,11 @@ the table (command, commit, seeds; no per-step vectors) as JSON for docs/results
 ``--start`` trains from another model than ``--base`` (``{seed}`` in it becomes the training seed: a pipeline's
 second stage from each seed's first-stage model) while the rows stay paired against ``--base``.
 
+``--add-episodes`` trains nothing: it plays ``--episodes`` live episodes per trained family with the base model and
+with every finished run of ``--recipes`` (and ``--tag``) and ``--seeds`` in ``--out`` that lacks them (the same
+episodes for each, so the ``episode_success`` row pairs episode by episode), and makes that the directory's
+episode count (``--episodes`` of later calls on it).
+
 ``--trainer trl`` trains the same recipe with TRL's GRPOTrainer instead (``benchmarks/rl_trl.py``: same model,
 prompts, states in the same order, reward, G, sampling, learning rate, steps; plain GRPO only); its rows are named
 ``trl:<recipe>``, and when both trainers' runs of a recipe are in ``--out`` the gains are printed side by side.
@@ -221,6 +226,8 @@ def main() -> None:
                         help="train with guirl, or with TRL's GRPOTrainer on the same recipe (benchmarks/rl_trl.py)")
     parser.add_argument("--results", default=None, help="write the table as JSON here (e.g. results/rl_recipes.json)")
     parser.add_argument("--title", default=None, help="the table's heading in docs/results.md (with --results)")
+    parser.add_argument("--add-episodes", action="store_true",
+                        help="train nothing: add --episodes live episodes per family to the base and the finished runs")
     parser.add_argument("overrides", nargs="*", help="key=value applied to every recipe")
     args = parser.parse_args()
     out = Path(args.out)
@@ -230,15 +237,21 @@ def main() -> None:
     train_data, eval_data = ensure_data(out, 3), ensure_data(out, args.eval_seed, args.per_task)
     setting = {"base_model": _portable(args.base), "eval_seed": args.eval_seed, "per_task": args.per_task,
                "samples": args.samples, "episodes": args.episodes}
-    if "base" not in results:
+    names = [("trl:" if args.trainer == "trl" else "") + r + (f"[{args.tag}]" if args.tag else "") for r in args.recipes]
+    if args.add_episodes:
+        if "base" in results and _without_episodes(results["setting"]) != _without_episodes(setting):
+            raise SystemExit(f"rl_recipes: error: {results_path} holds results of {results.get('setting')}; "
+                             f"use another --out for {setting}")
+        add_episodes(results, results_path, [f"{n}/seed{s}" for n in names for s in args.seeds], eval_data,
+                     args.episodes, args.base)
+    elif "base" not in results:
         results["base"] = evaluate_model(Path(args.base), eval_data, args.samples, args.episodes, splits=args.splits)
         results["setting"] = setting
         results_path.write_text(json.dumps(results, indent=1))
     elif results.get("setting") != setting:
         raise SystemExit(f"rl_recipes: error: {results_path} holds results of {results.get('setting')}; "
                          f"use another --out for {setting}")
-    for recipe in args.recipes:
-        name = ("trl:" if args.trainer == "trl" else "") + recipe + (f"[{args.tag}]" if args.tag else "")
+    for recipe, name in [] if args.add_episodes else zip(args.recipes, names, strict=True):
         for seed in args.seeds:
             key = f"{name}/seed{seed}"
             if key in results:
@@ -259,6 +272,39 @@ def main() -> None:
                     "train_data_seed": 3, "setting": results["setting"]} | ({"title": args.title} if args.title else {})
         Path(args.results).parent.mkdir(parents=True, exist_ok=True)
         Path(args.results).write_text(json.dumps(summary, indent=1))
+
+
+def _without_episodes(setting: dict) -> dict:
+    return {k: v for k, v in setting.items() if k != "episodes"}
+
+
+def add_episodes(results: dict, path: Path, keys: list[str], data: Path, episodes: int, base: str,
+                 evaluate=None) -> None:
+    """Score the base model and the runs ``keys`` of ``results`` (those present, lacking live episodes) on
+    ``episodes`` live episodes per trained family of ``data``, merged into their scores and saved to ``path`` after
+    each model; the directory's episode count becomes ``episodes``. Refuses (exit 2) a directory whose base already
+    played another count, since its episodes would not pair with the new ones."""
+    evaluate = evaluate or evaluate_model
+    if "base" not in results:
+        raise SystemExit(f"rl_recipes: error: {path} has no base evaluation; run the benchmark without "
+                         "--add-episodes first")
+    played = results["setting"].get("episodes", 0)
+    if "episode_success" in results["base"] and played != episodes:
+        raise SystemExit(f"rl_recipes: error: {path} already holds {played} live episodes per family; "
+                         f"use --episodes {played}")
+    if episodes <= 0:
+        raise SystemExit("rl_recipes: error: --add-episodes needs --episodes 1 or more")
+    models = [("base", base)] + [(k, str(Path(results[k]["run"]) / "final")) for k in keys if k in results]
+    for key, model in models:
+        scores = results[key] if key == "base" else results[key]["scores"]
+        if "episode_success" in scores:
+            continue
+        live = evaluate(Path(model), data, 0, episodes, splits=["episode_success"])
+        scores["episode_success"] = live["episode_success"]
+        scores["per_step"]["episode_success"] = live["per_step"]["episode_success"]
+        results["setting"]["episodes"] = episodes
+        path.write_text(json.dumps(results, indent=1))
+        print(key, "episode_success", live["episode_success"], flush=True)
 
 
 def verdict(gain: float, spread: float, lows: list[float]) -> bool:

@@ -4,7 +4,9 @@
 
 Each ``results/<name>.json`` written by a benchmark has a renderer here (the benchmark's name); every table
 says the command that printed it, the commit and the data seeds. ``--check`` exits 1 when docs/results.md
-is not what the results render to (the test suite runs it).
+is not what the results render to (the test suite runs it). The figures the method docs quote in their prose are
+rendered too, between ``<!-- rendered from results/<name>.json -->`` and ``<!-- end rendered -->``
+(``scripts/render_findings.py``), and checked the same way.
 """
 
 from __future__ import annotations
@@ -332,17 +334,34 @@ def render() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def render_docs() -> dict[Path, str]:
+    """Every doc under docs/ with a rendered block, as it renders now (``scripts/render_findings.py``)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from render_findings import BLOCK, fill
+
+    def load(stem: str) -> dict:
+        path = RESULTS / f"{stem}.json"
+        if not path.is_file():
+            raise SystemExit(f"render_results: a doc quotes {path.relative_to(ROOT)}, which does not exist")
+        return json.loads(path.read_text())
+
+    return {doc: fill(doc.read_text(), load) for doc in sorted((ROOT / "docs").glob("*.md"))
+            if doc != PAGE and BLOCK.search(doc.read_text())}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if docs/results.md is out of date")
+    parser.add_argument("--check", action="store_true", help="exit 1 if docs/results.md or a rendered block is out of date")
     args = parser.parse_args()
-    text = render()
+    pages = {PAGE: render(), **render_docs()}
     if args.check:
-        if not PAGE.is_file() or PAGE.read_text() != text:
-            print("docs/results.md is out of date: run python scripts/render_results.py", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(text)
+        stale = [p for p, text in pages.items() if not p.is_file() or p.read_text() != text]
+        for p in stale:
+            print(f"{p.relative_to(ROOT)} is out of date: run python scripts/render_results.py", file=sys.stderr)
+        return 1 if stale else 0
+    for p, text in pages.items():
+        if not p.is_file() or p.read_text() != text:
+            p.write_text(text)
     return 0
 
 

@@ -79,3 +79,35 @@ def test_litegui_splits_partition_the_trained_family_steps(tmp_path):
     assert scores["per_step"]["single_solution"] == [ok for ok, m in zip(vector, several, strict=True) if not m]
     assert scores["multi_solution"] == sum(scores["per_step"]["multi_solution"]) / several.count(True)
     assert "grounding" not in scores and "episode_success" not in scores
+
+
+def test_add_episodes_scores_the_base_and_finished_runs_on_the_same_live_episodes(tmp_path):
+    """``--add-episodes``: the base model and each finished run play the same live episodes (a real model in the
+    real sim world), merged into their scores so that the ``episode_success`` row pairs them; a second call with
+    another count is refused with one line."""
+    from guirl.envs.sim import generate_dataset
+
+    data = tmp_path / "data"
+    generate_dataset(out_dir=str(data), seed=5, train_per_task=1, test_per_task=1, grounding_train=1,
+                     grounding_test=1, tasks=["desktop.open_file", "mobile.toggle_setting"], heldout_tasks=[])
+    model = Path(rl_recipes.ROOT) / "checkpoints" / "base-agent-history-tiny"
+    run = tmp_path / "r-seed0"
+    run.mkdir()
+    (run / "final").symlink_to(model)
+    results = {"base": {"steps_unseen_seeds": 0.5, "per_step": {"steps_unseen_seeds": [0, 1]}},
+               "setting": {"base_model": "checkpoints/x", "episodes": 0},
+               "r/seed0": {"run": str(run), "wall_s": 60.0, "peak_rss_mb": 100.0,
+                           "scores": {"steps_unseen_seeds": 1.0, "per_step": {"steps_unseen_seeds": [1, 1]}}}}
+    path = tmp_path / "results.json"
+    rl_recipes.add_episodes(results, path, ["r/seed0", "r/seed1"], data, 2, str(model))
+    assert results["setting"]["episodes"] == 2
+    base, after = results["base"]["per_step"]["episode_success"], results["r/seed0"]["scores"]["per_step"]["episode_success"]
+    assert len(base) == len(after) == 4 and base == after  # the same model on the same episodes, greedy
+    assert results["r/seed0"]["scores"]["steps_unseen_seeds"] == 1.0  # the step scores are kept
+    row = rl_recipes.summarise(results)["recipes"]["r"]["splits"]["episode_success"]
+    assert row["n"] == 4 and row["paired"]["seed0"]["diff"] == 0.0
+    import json
+
+    assert json.loads(path.read_text())["r/seed0"]["scores"]["episode_success"] == results["r/seed0"]["scores"]["episode_success"]
+    with pytest.raises(SystemExit, match="already holds 2 live episodes per family; use --episodes 2"):
+        rl_recipes.add_episodes(results, path, ["r/seed0"], data, 3, str(model))

@@ -1,0 +1,127 @@
+"""The figures quoted in the prose of the method docs, rendered from ``results/*.json`` (called by
+``scripts/render_results.py``, which also checks them).
+
+A doc quotes a result between two markers::
+
+    <!-- rendered from results/ccpo_casc.json -->
+    ... (replaced on every render) ...
+    <!-- end rendered -->
+
+and the text between them is what ``FINDINGS[<file stem>]`` makes of that JSON: the sentences that carry numbers
+(and the words that depend on them, such as "within the two spreads") are written here, once, so a rerun of the
+benchmark changes the doc with the table.
+"""
+
+from __future__ import annotations
+
+import re
+
+U, M, S = "steps_unseen_seeds", "multi_solution", "single_solution"
+SPLIT_NAMES = {U: "all steps", M: "multi-solution", S: "single-solution", "episode_success": "live episode success"}
+
+
+def _s(x: float) -> str:
+    return f"{x:+.3f}"
+
+
+def _u(x: float) -> str:
+    return f"{x:.3f}"
+
+
+def _interval(p: dict) -> str:
+    return f"{_s(p['diff'])} [{_s(p['low'])}, {_s(p['high'])}]"
+
+
+def clears_bar(row: dict) -> bool:
+    """The issues' bar: a gain above twice the spread over seeds, every seed's paired interval above 0."""
+    return row["gain"] > 2 * row["spread"] and all(p["low"] > 0 for p in row["paired"].values())
+
+
+def _against(d: float, spreads: float) -> str:
+    return "within" if abs(d) <= spreads else ("above" if d > 0 else "below")
+
+
+def _gain_text(row: dict) -> str:
+    return f"{_s(row['gain'])} +- {_u(row['spread'])}"
+
+
+def ccpo_casc(result: dict) -> list[str]:
+    """``benchmarks/ccpo_casc.py``: accuracy with CASC, compression and speed, the gain of semi-online RL over
+    each start, and the measured diagnosis (steps won / lost, training reward)."""
+    rows = result["rows"]
+    seeds = sorted({r["seeds"] for r in rows.values()})
+    starts = "; ".join(f"{c.upper()} {_interval(rows[c]['start_vs_off'])}" for c in ("max", "min"))
+
+    def after(c: str) -> str:
+        vs = rows[c]["vs_off"]
+        return f"{c.upper()}: " + ", ".join(
+            f"{SPLIT_NAMES[s]} {_s(vs[s]['after'])} ({_against(vs[s]['after'], vs[s]['spreads'])} the two spreads, "
+            f"{_u(vs[s]['spreads'])})" for s in (U, M, S))
+
+    def fewer(x: float) -> str:
+        return f"{abs(x):.0%} {'fewer' if x < 0 else 'more'}"
+
+    vmax, vmin = rows["max"]["vs_off"], rows["min"]["vs_off"]
+    gains = "; ".join(f"{'CASC off' if c == 'off' else c.upper()} " + ", ".join(
+        f"{_gain_text(r['splits'][s])} on {SPLIT_NAMES[s]}" for s in (U, M, S)) for c, r in rows.items())
+    passed = [f"{c} on {SPLIT_NAMES[s]}" for c, r in rows.items() for s in (U, M, S) if clears_bar(r["splits"][s])]
+    moved = [r["splits"][U]["won"] + r["splits"][U]["lost"] for r in rows.values()]
+    off = rows["off"]["splits"][U]
+    reward = "; ".join(f"{c} {_u(r['reward_first'])} -> {_u(r['reward_last'])}" for c, r in rows.items())
+    rises = [c for c, r in rows.items() if r["reward_last"] > r["reward_first"]]
+    match = [r["match_rate"] for r in rows.values()]
+    n = off["n"]
+    return [
+        f"Training seeds: {', '.join(map(str, result['seeds']))} ({' / '.join(map(str, seeds))} per mode), "
+        f"{result['rl_steps']} semi-online steps each, greedy on the same {n} held-out steps of data seed "
+        f"{result['eval_seed']}.",
+        "",
+        f"- **Accuracy with CASC.** The starts SFT'd on cropped histories against the full-screenshot start (paired, "
+        f"all steps): {starts}. After RL, against CASC off: {after('max')}; {after('min')}.",
+        f"- **Compression and speed.** The tiny model's own prompt tokens: MAX {vmax['tokens']:+.0%}, MIN "
+        f"{vmin['tokens']:+.0%} against CASC off. At Qwen2.5-VL's default pixel budget the same images need "
+        f"{fewer(vmax['qwen25vl_image_tokens'])} (MAX) and {fewer(vmin['qwen25vl_image_tokens'])} (MIN) image tokens. "
+        f"Training steps run at {vmax['speed']:.2f}x (MAX) and {vmin['speed']:.2f}x (MIN) the speed of CASC off.",
+        f"- **Semi-online RL against its start** (gain +- spread over seeds): {gains}. "
+        + ("Clearing the bar (a gain above twice the spread, every seed's paired interval above 0): "
+           + ", ".join(passed) + "." if passed else
+           "No mode clears the bar (a gain above twice the spread, every seed's paired interval above 0) on any split."),
+        f"- **Steps moved.** Per seed, a run flips the outcome of {min(moved):.1f}-{max(moved):.1f} of the {n} "
+        f"held-out steps (CASC off: {off['won']:.1f} won, {off['lost']:.1f} lost, mean per seed).",
+        f"- **Training reward**, first and last quarter of the logged steps: {reward} "
+        f"({'rises for ' + ', '.join(rises) if rises else 'no mode rises'}). The sampled action matches the "
+        f"recorded one on {min(match):.0%}-{max(match):.0%} of the step samples (the match rate).",
+    ]
+
+
+def rl_recipes_ccpo(result: dict) -> list[str]:
+    """``benchmarks/rl_recipes.py`` from the CCPO 3AO start: semi-online with the binary and the distance
+    coordinate reward, offline GRPO, on held-out steps and live episodes (whichever the runs were scored on)."""
+    recipes = result["recipes"]
+    lines = []
+    for name, row in recipes.items():
+        splits = row["splits"]
+        parts = []
+        for s, r in splits.items():
+            verdict = "clears the bar" if r["passes"] else "misses the bar"
+            parts.append(f"{SPLIT_NAMES.get(s, s)} (n={r['n']}, start {_u(r['base'])}) {_gain_text(r)}, {verdict}")
+        lines.append(f"- `{name}` ({row['seeds']} seeds, {row['wall_min']:.1f} min training, "
+                     f"{row['peak_rss_gb']:.2f} GB): " + "; ".join(parts) + ".")
+    return lines
+
+
+FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo}
+BLOCK = re.compile(r"(<!-- rendered from results/(?P<stem>[\w-]+)\.json -->\n)(?P<body>.*?)(<!-- end rendered -->)",
+                   re.DOTALL)
+
+
+def fill(text: str, load) -> str:
+    """``text`` with every rendered block replaced by what its JSON renders to (``load(stem)`` reads
+    ``results/<stem>.json``); an unknown stem stops with one line naming it."""
+    def replace(m: re.Match) -> str:
+        stem = m.group("stem")
+        if stem not in FINDINGS:
+            raise SystemExit(f"render_results: no findings renderer for results/{stem}.json; add one to FINDINGS")
+        return m.group(1) + "\n".join(FINDINGS[stem](load(stem))) + "\n" + m.group(4)
+
+    return BLOCK.sub(replace, text)
