@@ -138,8 +138,25 @@ def episode_success(policy, engine, data: Path, episodes: int, max_new_tokens: i
     for spec, tr in zip(specs, trajs, strict=True):
         per_family[spec.task] = per_family.get(spec.task, 0) + int(bool(tr.success))
     wins = sum(per_family.values())
+    progress = [episode_progress(tr) for tr in trajs]
     return {"success": round(wins / len(specs), 4), "n": len(specs), "per_family": per_family,
-            "per_episode": [int(bool(tr.success)) for tr in trajs], "wall_s": round(time.perf_counter() - start, 1)}
+            "per_episode": [int(bool(tr.success)) for tr in trajs], "progress": round(sum(progress) / len(specs), 4),
+            "per_episode_progress": progress, "wall_s": round(time.perf_counter() - start, 1)}
+
+
+def episode_progress(rollout) -> float:
+    """The share of its task's milestones an episode reached at its best (1.0 on success): a finer online score
+    than success, read from the sim world's step info (``progress`` of ``milestones``).
+
+    >>> from types import SimpleNamespace as NS
+    >>> step = lambda p: NS(info={"progress": p, "milestones": 4})
+    >>> episode_progress(NS(success=False, steps=[step(1), step(3), step(2)])), episode_progress(NS(success=True, steps=[]))
+    (0.75, 1.0)
+    """
+    if rollout.success:
+        return 1.0
+    shares = [s.info["progress"] / s.info["milestones"] for s in rollout.steps if s.info.get("milestones")]
+    return round(max(shares, default=0.0), 4)
 
 
 def room_for_rl(policy, engine, steps: list, k: int, max_new_tokens: int, states: int = 200,

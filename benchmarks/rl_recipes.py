@@ -12,7 +12,8 @@ model was trained: its history window and thought) on held-out data of ``--eval-
 tuned on; 5 or 6 to choose settings on validation data): multi-step steps of trained task families
 (``steps_unseen_seeds``, also split into ``multi_solution`` steps, several valid actions, and
 ``single_solution`` steps, one: LiteGUI's splits), of unseen families (``steps_unseen_tasks``), grounding screens, error-recovery steps
-and whole-episode success when the agent plays sim tasks of the trained families. The base model meets the
+and whole-episode success when the agent plays sim tasks of the trained families (with ``episode_progress``, the share of
+its task's milestones each episode reached: a finer online score). The base model meets the
 same steps, so every run has a paired difference per split (mean per-step difference and its 95% interval).
 
 Prints, per recipe and split, the base score, mean and standard deviation over seeds after training, the
@@ -106,8 +107,9 @@ def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, see
     families = json.loads((data / "manifest.json").read_text())["splits"]["train"]
     if episodes and (splits is None or "episode_success" in splits):
         live = episode_success(policy, engine, data, episodes * len(families), 96)
-        scores["episode_success"] = live["success"]
+        scores["episode_success"], scores["episode_progress"] = live["success"], live["progress"]
         scores["per_step"]["episode_success"] = live["per_episode"]
+        scores["per_step"]["episode_progress"] = live["per_episode_progress"]
     return scores
 
 
@@ -300,8 +302,8 @@ def add_episodes(results: dict, path: Path, keys: list[str], data: Path, episode
         if "episode_success" in scores:
             continue
         live = evaluate(Path(model), data, 0, episodes, splits=["episode_success"])
-        scores["episode_success"] = live["episode_success"]
-        scores["per_step"]["episode_success"] = live["per_step"]["episode_success"]
+        for split in ("episode_success", "episode_progress"):
+            scores[split], scores["per_step"][split] = live[split], live["per_step"][split]
         results["setting"]["episodes"] = episodes
         path.write_text(json.dumps(results, indent=1))
         print(key, "episode_success", live["episode_success"], flush=True)

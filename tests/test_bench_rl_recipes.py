@@ -103,6 +103,9 @@ def test_add_episodes_scores_the_base_and_finished_runs_on_the_same_live_episode
     assert results["setting"]["episodes"] == 2
     base, after = results["base"]["per_step"]["episode_success"], results["r/seed0"]["scores"]["per_step"]["episode_success"]
     assert len(base) == len(after) == 4 and base == after  # the same model on the same episodes, greedy
+    progress = results["base"]["per_step"]["episode_progress"]
+    assert len(progress) == 4 and all(0.0 <= p <= 1.0 for p in progress)
+    assert all(p == 1.0 for p, ok in zip(progress, base, strict=True) if ok)
     assert results["r/seed0"]["scores"]["steps_unseen_seeds"] == 1.0  # the step scores are kept
     row = rl_recipes.summarise(results)["recipes"]["r"]["splits"]["episode_success"]
     assert row["n"] == 4 and row["paired"]["seed0"]["diff"] == 0.0
