@@ -121,7 +121,7 @@ def episode_success(policy, engine, data: Path, episodes: int, max_new_tokens: i
     """Greedy live episodes of the trained families, every live episode's step in one batched engine call."""
     from guirl.envs.base import make_env
     from guirl.rollout.engine import SamplingParams
-    from guirl.rollout.online import EnvSlots, run_online
+    from guirl.rollout.online import EnvSlots, episode_progress, run_online
     from guirl.rollout.runner import EpisodeSpec
 
     manifest = json.loads((data / "manifest.json").read_text())
@@ -143,20 +143,6 @@ def episode_success(policy, engine, data: Path, episodes: int, max_new_tokens: i
             "per_episode": [int(bool(tr.success)) for tr in trajs], "progress": round(sum(progress) / len(specs), 4),
             "per_episode_progress": progress, "wall_s": round(time.perf_counter() - start, 1)}
 
-
-def episode_progress(rollout) -> float:
-    """The share of its task's milestones an episode reached at its best (1.0 on success): a finer online score
-    than success, read from the sim world's step info (``progress`` of ``milestones``).
-
-    >>> from types import SimpleNamespace as NS
-    >>> step = lambda p: NS(info={"progress": p, "milestones": 4})
-    >>> episode_progress(NS(success=False, steps=[step(1), step(3), step(2)])), episode_progress(NS(success=True, steps=[]))
-    (0.75, 1.0)
-    """
-    if rollout.success:
-        return 1.0
-    shares = [s.info["progress"] / s.info["milestones"] for s in rollout.steps if s.info.get("milestones")]
-    return round(max(shares, default=0.0), 4)
 
 
 def room_for_rl(policy, engine, steps: list, k: int, max_new_tokens: int, states: int = 200,

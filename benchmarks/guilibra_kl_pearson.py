@@ -1,22 +1,26 @@
 """GUI-Libra's ablations on the tiny recipe: with and without KL, with and without SNGS, and the paper's claim
 that with KL the offline step accuracy of checkpoints predicts their online success better.
 
-    python benchmarks/guilibra_kl_pearson.py [--conditions kl no_kl no_sngs] [--seeds 0] [--eval-every 50]
-                                             [--out runs/bench-guilibra-pearson] [key=value ...]
+    python benchmarks/guilibra_kl_pearson.py [--conditions kl no_kl no_sngs sngs_total] [--seeds 0] [--eval-every 50]
+                                             [--episodes 15] [--out runs/bench-guilibra-pearson]
+                                             [--results results/guilibra_kl_pearson.json] [key=value ...]
 
 Every run is ``guirl train grpo --config recipes/guilibra_kl_grpo_sngs_tiny.yaml`` (``kl``: as written, KL 0.001
-and SNGS; ``no_kl``: ``kl_coef=0``; ``no_sngs``: plain GRPO advantages) on built-in-world states of data seed 3.
+and SNGS with p_g from the reward's accuracy part; ``no_kl``: ``kl_coef=0``; ``no_sngs``: plain GRPO advantages;
+``sngs_total``: SNGS with p_g from the total reward, format included) on built-in-world states of data seed 3.
 At the start and every ``--eval-every`` steps the trainer evaluates the current weights greedily on the same
 held-out material of data seed 7 (``eval_every`` with ``eval_data`` and ``eval_online_tasks``):
 
 - offline: step success on recorded held-out steps (multi-step steps of the trained families and grounding
   screens, ``--samples`` in all);
 - online: whole-episode success when the policy plays the trained multi-step families and the three one-step
-  grounding families live (``--episodes`` each, seeds from 70,000, at most 12 steps).
+  grounding families live (``--episodes`` each, seeds from 70,000, at most 12 steps): success, and progress (the
+  share of its task's milestones each episode reached, 1.0 on success), an online score fine enough to correlate
+  where success moves by whole episodes.
 
 It prints, per condition, the final offline / online scores (mean and spread over seeds) and Pearson's r
-between offline and online success over all its evaluation points (every checkpoint of every seed, the start
-included), with the number of points. Resumable: finished runs are read back from ``--out/results.json``.
+between offline step success and each online score over all its evaluation points (every checkpoint of every
+seed, the start included), with the number of points; ``--results`` writes them as JSON for docs/results.md. Resumable: finished runs are read back from ``--out/results.json``.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ from pathlib import Path
 from rl_recipes import ROOT, _data_overrides, ensure_data
 
 RECIPE = "guilibra_kl_grpo_sngs_tiny"
-CONDITIONS = {"kl": [], "no_kl": ["kl_coef=0"], "no_sngs": ["advantage=grpo", "advantage_kwargs={}", "success_signal=null"]}
+CONDITIONS = {"kl": [], "no_kl": ["kl_coef=0"], "no_sngs": ["advantage=grpo", "advantage_kwargs={}", "success_signal=null"],
+              "sngs_total": ["success_signal=null"]}
+ONLINE = ("online", "progress")  # the online scores each point carries
 GROUNDING_FAMILIES = ["desktop.ground", "web.ground", "mobile.ground"]
 
 
@@ -79,9 +85,47 @@ def train(out: Path, name: str, seed: int, overrides: list[str]) -> dict:
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-    points = [{"step": r["step"], "offline": r["eval/step_success"], "online": r["eval/online_success"]}
-              for r in rows if "eval/online_success" in r]
+    points = [point(r) for r in rows if "eval/online_success" in r]
     return {"run": str(run), "wall_s": time.perf_counter() - t0, "points": points}
+
+
+def point(scores: dict) -> dict:
+    """One evaluation point (the trainer's metrics row, or the start's scores)."""
+    return {"step": scores.get("step", 0), "offline": scores["eval/step_success"],
+            "online": scores["eval/online_success"], "progress": scores.get("eval/online_progress")}
+
+
+def summarise(start: dict, results: dict, conditions: list[str]) -> dict:
+    """Per condition: final offline and online scores (mean, spread over seeds) and Pearson's r between offline
+    step success and each online score over every evaluation point of every seed, the start included.
+
+    >>> runs = {"kl/seed0": {"wall_s": 60, "points": [{"step": 50, "offline": 0.6, "online": 0.1, "progress": 0.3},
+    ...                                              {"step": 100, "offline": 0.7, "online": 0.2, "progress": 0.5}]}}
+    >>> row = summarise({"step": 0, "offline": 0.5, "online": 0.0, "progress": 0.1}, runs, ["kl"])["kl"]
+    >>> row["pearson"]["online"], row["pearson"]["progress"], row["points"], row["final"]["offline"]["mean"]
+    (1.0, 1.0, 3, 0.7)
+    """
+    table = {}
+    for name in conditions:
+        runs = [v for k, v in results.items() if k.split("/")[0] == name]
+        if not runs:
+            continue
+        points = [start] + [p for r in runs for p in r["points"]]
+        final = {}
+        for side in ("offline", *ONLINE):
+            finals = [run["points"][-1][side] for run in runs if run["points"][-1].get(side) is not None]
+            if finals:
+                final[side] = {"mean": round(statistics.fmean(finals), 4),
+                               "spread": round(statistics.stdev(finals), 4) if len(finals) > 1 else 0.0}
+        pearsons = {}
+        for side in ONLINE:
+            pts = [p for p in points if p.get(side) is not None]
+            r = pearson([p["offline"] for p in pts], [p[side] for p in pts])
+            pearsons[side] = None if math.isnan(r) else round(r, 3)
+        table[name] = {"seeds": len(runs), "points": len(points), "final": final, "pearson": pearsons,
+                       "wall_min": round(statistics.fmean(run["wall_s"] for run in runs) / 60, 2),
+                       "curves": {k.split("/")[1]: v["points"] for k, v in results.items() if k.split("/")[0] == name}}
+    return table
 
 
 def main() -> None:
@@ -91,7 +135,9 @@ def main() -> None:
     parser.add_argument("--out", default="runs/bench-guilibra-pearson")
     parser.add_argument("--eval-every", type=int, default=50)
     parser.add_argument("--samples", type=int, default=240, help="held-out recorded steps (multi-step + grounding)")
-    parser.add_argument("--episodes", type=int, default=2, help="live episodes per task family")
+    parser.add_argument("--episodes", type=int, default=15, help="live episodes per task family (15: 105 multi-step "
+                        "and 45 grounding episodes per point)")
+    parser.add_argument("--results", default=None, help="write the table as JSON here (results/guilibra_kl_pearson.json)")
     parser.add_argument("overrides", nargs="*", help="key=value applied to every run")
     args = parser.parse_args()
     out = ROOT / args.out
@@ -101,30 +147,32 @@ def main() -> None:
     train_data, eval_data = ensure_data(out, 3), ensure_data(out, 7)
     common = [*_data_overrides(RECIPE, train_data), *eval_overrides(eval_data, args.samples, args.episodes),
               f"eval_every={args.eval_every}", *args.overrides]
-    start = evaluate_start(out, common)
-    start_point = {"step": 0, "offline": start["eval/step_success"], "online": start["eval/online_success"]}
+    start = point(evaluate_start(out, common))
     for seed in args.seeds:
         for name in args.conditions:
             key = f"{name}/seed{seed}"
             if key not in results:
                 results[key] = train(out, name, seed, common)
                 results_path.write_text(json.dumps(results, indent=1))
-    print(f"\nstart (base agent): offline {start_point['offline']:.3f}, online {start_point['online']:.3f}")
-    print(f"{'condition':<10} {'seeds':>5} {'offline (final)':>16} {'online (final)':>16} {'pearson r':>9} "
-          f"{'points':>6} {'wall min':>8}")
-    for name in args.conditions:
-        runs = [v for k, v in results.items() if k.split("/")[0] == name]
-        if not runs:
-            continue
-        points = [start_point] + [p for r in runs for p in r["points"]]
-        r = pearson([p["offline"] for p in points], [p["online"] for p in points])
-        cells = []
-        for side in ("offline", "online"):
-            finals = [run["points"][-1][side] for run in runs]
-            spread = statistics.stdev(finals) if len(finals) > 1 else 0.0
-            cells.append(f"{statistics.fmean(finals):.3f} +- {spread:.3f}")
-        wall = statistics.fmean(run["wall_s"] for run in runs) / 60
-        print(f"{name:<10} {len(runs):>5} {cells[0]:>16} {cells[1]:>16} {r:>9.3f} {len(points):>6} {wall:>8.1f}")
+    table = summarise(start, results, args.conditions)
+    print(f"\nstart (base agent): offline {start['offline']:.3f}, online success {start['online']:.3f}, "
+          f"progress {start['progress'] if start['progress'] is None else round(start['progress'], 3)}")
+    print(f"{'condition':<10} {'seeds':>5} {'offline (final)':>16} {'success (final)':>16} {'progress (final)':>16} "
+          f"{'r success':>9} {'r progress':>10} {'points':>6} {'wall min':>8}")
+    for name, row in table.items():
+        cells = [f"{row['final'][s]['mean']:.3f} +- {row['final'][s]['spread']:.3f}" if s in row["final"] else "-"
+                 for s in ("offline", *ONLINE)]
+        rs = [f"{row['pearson'][s]:.3f}" if row["pearson"][s] is not None else "nan" for s in ONLINE]
+        print(f"{name:<10} {row['seeds']:>5} {cells[0]:>16} {cells[1]:>16} {cells[2]:>16} {rs[0]:>9} {rs[1]:>10} "
+              f"{row['points']:>6} {row['wall_min']:>8.1f}")
+    if args.results:
+        from base_agent import commit
+
+        summary = {"command": " ".join(["python", "benchmarks/guilibra_kl_pearson.py", *sys.argv[1:]]),
+                   "commit": commit(), "train_data_seed": 3, "eval_seed": 7, "samples": args.samples,
+                   "episodes": args.episodes, "eval_every": args.eval_every, "start": start, "conditions": table}
+        Path(args.results).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.results).write_text(json.dumps(summary, indent=1))
 
 
 if __name__ == "__main__":

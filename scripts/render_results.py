@@ -314,7 +314,27 @@ def render_ccpo_casc(result: dict) -> list[str]:
     return lines + [""] + _provenance(result)
 
 
-RENDERERS = {"litegui_teacher": render_litegui_teacher, "base_agent": render_base_agent, "grounding_errors": render_grounding_errors, "base_agent_levers": render_base_agent_levers,
+def render_guilibra_kl_pearson(result: dict) -> list[str]:
+    start = result["start"]
+    lines = ["## GUI-Libra: does offline step accuracy over checkpoints predict online success? (held-out data seed "
+             f"{result.get('eval_seed')})", "",
+             f"`recipes/guilibra_kl_grpo_sngs_tiny.yaml` per condition (training data seed {result.get('train_data_seed')}), "
+             f"evaluated greedily at the start and every {result.get('eval_every')} steps: offline step success on "
+             f"{result.get('samples')} held-out recorded steps, online success and milestone progress on "
+             f"{result.get('episodes')} live episodes per family. Pearson's r pools every point of every seed, "
+             f"the start included (start: offline {_f(start['offline'])}, success {_f(start['online'])}, progress "
+             f"{_f(start.get('progress'))}).", "",
+             "| condition | seeds | points | offline (final) | success (final) | progress (final) | r (offline, success) | "
+             "r (offline, progress) | train + eval min |", "|" + "---|" * 9]
+    for name, row in result.get("conditions", {}).items():
+        cells = [f"{_f(row['final'][s]['mean'])} +- {_f(row['final'][s]['spread'])}" if s in row["final"] else "-"
+                 for s in ("offline", "online", "progress")]
+        lines.append(f"| {name} | {row['seeds']} | {row['points']} | {' | '.join(cells)} | "
+                     f"{_f(row['pearson'].get('online'))} | {_f(row['pearson'].get('progress'))} | {_f(row['wall_min'], 1)} |")
+    return lines + [""] + _provenance(result)
+
+
+RENDERERS = {"guilibra_kl_pearson": render_guilibra_kl_pearson, "litegui_teacher": render_litegui_teacher, "base_agent": render_base_agent, "grounding_errors": render_grounding_errors, "base_agent_levers": render_base_agent_levers,
              "base_agent_vision_levers": render_base_agent_vision_levers,
              "rl_recipes": render_rl_recipes, "rl_visited": render_rl_visited,
              "rl_room": render_rl_room, "computersd_async": render_computersd_async,

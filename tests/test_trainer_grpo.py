@@ -179,6 +179,7 @@ def test_evaluation_logs_offline_and_online_success_at_each_checkpoint(tmp_path,
     assert [m["step"] for m in evals] == [1, 2]
     for m in evals:
         assert 0.0 <= m["eval/step_success"] <= 1.0 and 0.0 <= m["eval/online_success"] <= 1.0
+        assert m["eval/online_success"] <= m["eval/online_progress"] <= 1.0  # a success counts as all its milestones
         assert m["eval/online_success/mobile.toggle_setting"] == m["eval/online_success"]
     assert set(result["final_eval"]) >= {"eval/step_success", "eval/online_success"}
 

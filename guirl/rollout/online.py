@@ -265,7 +265,25 @@ def online_success(trajs: Sequence[OnlineTrajectory]) -> dict[str, float]:
     for task, wins in sorted(by_task.items()):
         out[f"success/{task}"] = sum(wins) / len(wins)
     out["success/all"] = sum(tr.success for tr in trajs) / max(1, len(trajs))
+    out["progress/all"] = sum(map(episode_progress, trajs)) / max(1, len(trajs))
     return out
 
 
-__all__ = ["EnvSlots", "PoolSlots", "OnlineStep", "OnlineTrajectory", "executed_action", "online_success", "run_online"]
+def episode_progress(trajectory) -> float:
+    """The share of its task's milestones an episode reached at its best (1.0 on success): a finer online score
+    than success, read from the steps' environment info (``progress`` of ``milestones``, which the sim world
+    reports; 0.0 where an environment does not).
+
+    >>> from types import SimpleNamespace as NS
+    >>> step = lambda p: NS(info={"progress": p, "milestones": 4})
+    >>> episode_progress(NS(success=False, steps=[step(1), step(3), step(2)])), episode_progress(NS(success=True, steps=[]))
+    (0.75, 1.0)
+    """
+    if trajectory.success:
+        return 1.0
+    shares = [s.info["progress"] / s.info["milestones"] for s in trajectory.steps
+              if s.info.get("milestones") and "progress" in s.info]
+    return round(max(shares, default=0.0), 4)
+
+
+__all__ = ["EnvSlots", "PoolSlots", "OnlineStep", "OnlineTrajectory", "episode_progress", "executed_action", "online_success", "run_online"]
