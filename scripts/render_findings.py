@@ -96,18 +96,30 @@ def ccpo_casc(result: dict) -> list[str]:
 
 
 def rl_recipes_ccpo(result: dict) -> list[str]:
-    """``benchmarks/rl_recipes.py`` from the CCPO 3AO start: semi-online with the binary and the distance
-    coordinate reward, offline GRPO, on held-out steps and live episodes (whichever the runs were scored on)."""
+    """``benchmarks/rl_recipes.py`` from the CCPO 3AO start: each run's gain over the start on every split it was
+    scored on (held-out steps, live episodes), then each variant against semi-online RL with the binary reward
+    (the first row whose name has neither "distance" nor "offline"): the difference of the means beside the two
+    spreads."""
     recipes = result["recipes"]
     lines = []
     for name, row in recipes.items():
-        splits = row["splits"]
-        parts = []
-        for s, r in splits.items():
-            verdict = "clears the bar" if r["passes"] else "misses the bar"
-            parts.append(f"{SPLIT_NAMES.get(s, s)} (n={r['n']}, start {_u(r['base'])}) {_gain_text(r)}, {verdict}")
+        parts = [f"{SPLIT_NAMES.get(s, s)} (n={r['n']}, start {_u(r['base'])}) {_gain_text(r)}, "
+                 f"{'clears' if r['passes'] else 'misses'} the bar" for s, r in row["splits"].items()]
         lines.append(f"- `{name}` ({row['seeds']} seeds, {row['wall_min']:.1f} min training, "
                      f"{row['peak_rss_gb']:.2f} GB): " + "; ".join(parts) + ".")
+    ref = next((n for n in recipes if "distance" not in n and "offline" not in n), None)
+    for name, row in recipes.items():
+        if ref is None or name == ref:
+            continue
+        parts = []
+        for s, r in row["splits"].items():
+            other = recipes[ref]["splits"].get(s)
+            if other is None:
+                continue
+            d, spreads = r["mean"] - other["mean"], r["spread"] + other["spread"]
+            parts.append(f"{SPLIT_NAMES.get(s, s)} {_s(d)} ({_against(d, spreads)} the two spreads, {_u(spreads)})")
+        if parts:
+            lines.append(f"- `{name}` against `{ref}`, after training: " + "; ".join(parts) + ".")
     return lines
 
 

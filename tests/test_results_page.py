@@ -34,9 +34,12 @@ def test_a_rendered_block_in_a_doc_quotes_its_json_and_only_it():
     import pytest
     from render_findings import fill
 
-    result = {"recipes": {"r[t]": {"seeds": 3, "wall_min": 5.25, "peak_rss_gb": 1.5, "splits": {"episode_success": {
-        "n": 105, "base": 0.0667, "gain": 0.0286, "spread": 0.01, "passes": False,
-        "paired": {"seed0": {"diff": 0.02, "low": -0.01, "high": 0.05}}}}}}}
+    def row(mean: float, spread: float) -> dict:
+        return {"seeds": 3, "wall_min": 5.25, "peak_rss_gb": 1.5, "splits": {"episode_success": {
+            "n": 105, "base": 0.0667, "mean": mean, "gain": round(mean - 0.0667, 4), "spread": spread, "passes": False,
+            "paired": {"seed0": {"diff": 0.02, "low": -0.01, "high": 0.05}}}}}
+
+    result = {"recipes": {"r[t]": row(0.0953, 0.01), "r[offline]": row(0.0553, 0.005)}}
     doc = ("# T\n\nprose stays\n<!-- rendered from results/rl_recipes_ccpo.json -->\nstale 0.999\n"
            "<!-- end rendered -->\nmore prose\n")
     out = fill(doc, lambda stem: result)
@@ -44,6 +47,8 @@ def test_a_rendered_block_in_a_doc_quotes_its_json_and_only_it():
     assert "0.999" not in out and out.endswith("<!-- end rendered -->\nmore prose\n")
     assert ("- `r[t]` (3 seeds, 5.2 min training, 1.50 GB): live episode success (n=105, start 0.067) +0.029 +- 0.010, "
             "misses the bar.") in out
+    assert ("- `r[offline]` against `r[t]`, after training: live episode success -0.040 (below the two spreads, "
+            "0.015).") in out
     assert fill(out, lambda stem: result) == out  # rendering twice changes nothing
     with pytest.raises(SystemExit, match="no findings renderer for results/nope.json"):
         fill("<!-- rendered from results/nope.json -->\n<!-- end rendered -->", lambda stem: result)
