@@ -128,9 +128,9 @@ def _assert_applied(written, loaded, where: str) -> None:
         assert loaded == written, f"{where}: recipe says {written!r}, config holds {loaded!r}"
 
 
-#: the tiny RL recipes of the method issues, run for 2 steps from the checkpoint each names (on small sim data)
+#: the tiny recipes of the method issues, run for 2 steps from the checkpoint each names (on small sim data)
 RUN_RECIPES = ["guilibra_kl_grpo_sngs_tiny", "infigui_rloo_tiny", "litegui_mdgrpo_tiny", "ccpo_semi_online_tiny",
-               "ccpo_offline_grpo_tiny"]
+               "ccpo_offline_grpo_tiny", "ccpo_start_tiny", "asft_history_tiny"]
 
 
 @pytest.mark.parametrize("name", RUN_RECIPES)
