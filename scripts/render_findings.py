@@ -65,6 +65,9 @@ def ccpo_casc(result: dict) -> list[str]:
     vmax, vmin = rows["max"]["vs_off"], rows["min"]["vs_off"]
     gains = "; ".join(f"{'CASC off' if c == 'off' else c.upper()} " + ", ".join(
         f"{_gain_text(r['splits'][s])} on {SPLIT_NAMES[s]}" for s in (U, M, S)) for c, r in rows.items())
+    above = "; ".join(f"{'CASC off' if c == 'off' else c.upper()} " + ", ".join(
+        f"{sum(p['low'] > 0 for p in r['splits'][s]['paired'].values())}/{len(r['splits'][s]['paired'])} on "
+        f"{SPLIT_NAMES[s]}" for s in (U, M, S)) for c, r in rows.items())
     passed = [f"{c} on {SPLIT_NAMES[s]}" for c, r in rows.items() for s in (U, M, S) if clears_bar(r["splits"][s])]
     moved = [r["splits"][U]["won"] + r["splits"][U]["lost"] for r in rows.values()]
     off = rows["off"]["splits"][U]
@@ -79,11 +82,12 @@ def ccpo_casc(result: dict) -> list[str]:
         "",
         f"- **Accuracy with CASC.** The starts SFT'd on cropped histories against the full-screenshot start (paired, "
         f"all steps): {starts}. After RL, against CASC off: {after('max')}; {after('min')}.",
-        f"- **Compression and speed.** The tiny model's own prompt tokens: MAX {vmax['tokens']:+.0%}, MIN "
-        f"{vmin['tokens']:+.0%} against CASC off. At Qwen2.5-VL's default pixel budget the same images need "
+        f"- **Compression and speed.** The tiny model's own prompt tokens: MAX {vmax['tokens']:+.1%}, MIN "
+        f"{vmin['tokens']:+.1%} against CASC off. At Qwen2.5-VL's default pixel budget the same images need "
         f"{fewer(vmax['qwen25vl_image_tokens'])} (MAX) and {fewer(vmin['qwen25vl_image_tokens'])} (MIN) image tokens. "
         f"Training steps run at {vmax['speed']:.2f}x (MAX) and {vmin['speed']:.2f}x (MIN) the speed of CASC off.",
-        f"- **Semi-online RL against its start** (gain +- spread over seeds): {gains}. "
+        f"- **Semi-online RL against its start** (gain +- spread over seeds): {gains}. Seeds whose paired 95% "
+        f"interval lies above 0: {above}. "
         + ("Clearing the bar (a gain above twice the spread, every seed's paired interval above 0): "
            + ", ".join(passed) + "." if passed else
            "No mode clears the bar (a gain above twice the spread, every seed's paired interval above 0) on any split."),
