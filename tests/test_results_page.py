@@ -52,3 +52,19 @@ def test_a_rendered_block_in_a_doc_quotes_its_json_and_only_it():
     assert fill(out, lambda stem: result) == out  # rendering twice changes nothing
     with pytest.raises(SystemExit, match="no findings renderer for results/nope.json"):
         fill("<!-- rendered from results/nope.json -->\n<!-- end rendered -->", lambda stem: result)
+
+
+def test_the_kl_pearson_findings_state_the_papers_ordering_from_the_json():
+    from render_findings import guilibra_kl_pearson
+
+    def row(r_success, r_progress):
+        return {"seeds": 1, "points": 6, "pearson": {"online": r_success, "progress": r_progress},
+                "final": {"offline": {"mean": 0.7}, "online": {"mean": 0.1}, "progress": {"mean": 0.4}}}
+
+    lines = guilibra_kl_pearson({"conditions": {"kl": row(0.2, 0.9), "no_kl": row(None, 0.5)}})
+    assert lines[0] == ("- `kl` (1 seed, 6 points): r(offline, online) success +0.200, progress +0.900; at its last "
+                        "checkpoint offline 0.700, success 0.100, progress 0.400.")
+    assert "r(offline, online) success undefined" in lines[1]
+    assert lines[2] == "- With success as the online score, r is undefined for one condition (a constant side)."
+    assert lines[3] == ("- With progress as the online score: r +0.900 with KL against +0.500 without; the paper's "
+                        "ordering (0.89 against 0.63) comes out.")
