@@ -121,7 +121,10 @@ def rl_recipes_ccpo(result: dict) -> list[str]:
             if other is None:
                 continue
             d, spreads = r["mean"] - other["mean"], r["spread"] + other["spread"]
-            parts.append(f"{SPLIT_NAMES.get(s, s)} {_s(d)} ({_against(d, spreads)} the two spreads, {_u(spreads)})")
+            if s == "episode_success" and abs(d) < 1 / r["n"]:  # success moves by whole episodes
+                parts.append(f"{SPLIT_NAMES[s]} {_s(d)} (less than one episode of {r['n']})")
+            else:
+                parts.append(f"{SPLIT_NAMES.get(s, s)} {_s(d)} ({_against(d, spreads)} the two spreads, {_u(spreads)})")
         if parts:
             lines.append(f"- `{name}` against `{ref}`, after training: " + "; ".join(parts) + ".")
     return lines
