@@ -66,5 +66,9 @@ def test_the_kl_pearson_findings_state_the_papers_ordering_from_the_json():
                         "checkpoint offline 0.700, success 0.100, progress 0.400.")
     assert "r(offline, online) success undefined" in lines[1]
     assert lines[2] == "- With success as the online score, r is undefined for one condition (a constant side)."
-    assert lines[3] == ("- With progress as the online score: r +0.900 with KL against +0.500 without; the paper's "
-                        "ordering (0.89 against 0.63) comes out.")
+    assert lines[3] == ("- With progress as the online score: r +0.900 with KL against +0.500 without (Fisher z "
+                        "difference +0.92, 95% half-width 1.60 at 6 and 6 points); the paper's ordering (0.89 against "
+                        "0.63) points the paper's way, inside the noise.")
+    many = {"kl": row(0.2, 0.9) | {"points": 40}, "no_kl": row(0.3, 0.5) | {"points": 40}}
+    assert guilibra_kl_pearson({"conditions": many})[3].endswith("comes out.")  # z 0.92 > 1.96 * sqrt(2 / 37)
+    assert guilibra_kl_pearson({"conditions": many})[2].endswith("does not come out.")
