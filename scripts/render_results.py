@@ -347,7 +347,9 @@ def render() -> str:
              "Rendered by `python scripts/render_results.py` from `results/*.json`, which the benchmarks write; "
              "do not edit by hand (a test checks this page is up to date).", ""]
     for path in sorted(RESULTS.glob("*.json")) if RESULTS.is_dir() else []:
-        renderer = RENDERERS.get(path.stem) or RENDERERS.get(path.stem.rsplit("_", 1)[0])  # e.g. base_agent_levers_600
+        parts = path.stem.split("_")  # the longest known prefix: base_agent_levers_600, rl_recipes_asft_validation
+        renderer = next((RENDERERS[k] for k in ("_".join(parts[:i]) for i in range(len(parts), 0, -1)) if k in RENDERERS),
+                        None)
         if renderer is None:
             raise SystemExit(f"render_results: no renderer for {path.relative_to(ROOT)}; add one to RENDERERS")
         lines += renderer(json.loads(path.read_text())) + [""]
