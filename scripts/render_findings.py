@@ -100,11 +100,10 @@ def ccpo_casc(result: dict) -> list[str]:
     ]
 
 
-def rl_recipes_ccpo(result: dict) -> list[str]:
-    """``benchmarks/rl_recipes.py`` from the CCPO 3AO start: each run's gain over the start on every split it was
-    scored on (held-out steps, live episodes), then each variant against semi-online RL with the binary reward
-    (the first row whose name has neither "distance" nor "offline"): the difference of the means beside the two
-    spreads."""
+def _against_reference(result: dict, is_reference) -> list[str]:
+    """Each row of an ``rl_recipes.py`` table: its gain over the start on every split it was scored on; then every
+    other row against the reference row (the first for which ``is_reference(name)``): the difference of the means
+    after training beside the two spreads."""
     recipes = result["recipes"]
     lines = []
     for name, row in recipes.items():
@@ -112,7 +111,7 @@ def rl_recipes_ccpo(result: dict) -> list[str]:
                  f"{'clears' if r['passes'] else 'misses'} the bar" for s, r in row["splits"].items()]
         lines.append(f"- `{name}` ({row['seeds']} seeds, {row['wall_min']:.1f} min training, "
                      f"{row['peak_rss_gb']:.2f} GB): " + "; ".join(parts) + ".")
-    ref = next((n for n in recipes if "distance" not in n and "offline" not in n), None)
+    ref = next((n for n in recipes if is_reference(n)), None)
     for name, row in recipes.items():
         if ref is None or name == ref:
             continue
@@ -129,6 +128,19 @@ def rl_recipes_ccpo(result: dict) -> list[str]:
         if parts:
             lines.append(f"- `{name}` against `{ref}`, after training: " + "; ".join(parts) + ".")
     return lines
+
+
+def rl_recipes_ccpo(result: dict) -> list[str]:
+    """``benchmarks/rl_recipes.py`` from the CCPO 3AO start: semi-online with the binary and the distance
+    coordinate reward, offline GRPO, on held-out steps and live episodes; each variant against semi-online RL
+    with the binary reward (the first row whose name has neither "distance" nor "offline")."""
+    return _against_reference(result, lambda n: "distance" not in n and "offline" not in n)
+
+
+def rl_recipes_asft(result: dict) -> list[str]:
+    """``benchmarks/rl_recipes.py`` runs of GUI-Libra's ASFT and plain SFT on the same data and budget; ASFT
+    against plain SFT (the row whose name says "plain SFT")."""
+    return _against_reference(result, lambda n: "plain SFT" in n)
 
 
 def guilibra_kl_pearson(result: dict) -> list[str]:
@@ -165,7 +177,7 @@ def _opt(x: float | None) -> str:
     return "undefined" if x is None else _s(x)
 
 
-FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "guilibra_kl_pearson": guilibra_kl_pearson}
+FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "rl_recipes_asft": rl_recipes_asft, "guilibra_kl_pearson": guilibra_kl_pearson}
 BLOCK = re.compile(r"(<!-- rendered from results/(?P<stem>[\w-]+)\.json -->\n)(?P<body>.*?)(<!-- end rendered -->)",
                    re.DOTALL)
 
