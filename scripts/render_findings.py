@@ -18,7 +18,7 @@ import math
 import re
 
 U, M, S = "steps_unseen_seeds", "multi_solution", "single_solution"
-SPLIT_NAMES = {U: "all steps", M: "multi-solution", S: "single-solution", "episode_success": "live episode success",
+SPLIT_NAMES = {U: "all multi-step steps", M: "multi-solution", S: "single-solution", "episode_success": "live episode success",
               "episode_progress": "live episode progress"}
 
 
