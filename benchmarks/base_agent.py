@@ -144,7 +144,6 @@ def episode_success(policy, engine, data: Path, episodes: int, max_new_tokens: i
             "per_episode_progress": progress, "wall_s": round(time.perf_counter() - start, 1)}
 
 
-
 def room_for_rl(policy, engine, steps: list, k: int, max_new_tokens: int, states: int = 200,
                 temperature: float = 1.0, greedy: float | None = None) -> dict:
     """Greedy success and pass@k (k samples at ``temperature``) on ``states`` training states, with the share

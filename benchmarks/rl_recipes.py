@@ -280,13 +280,11 @@ def _without_episodes(setting: dict) -> dict:
     return {k: v for k, v in setting.items() if k != "episodes"}
 
 
-def add_episodes(results: dict, path: Path, keys: list[str], data: Path, episodes: int, base: str,
-                 evaluate=None) -> None:
+def add_episodes(results: dict, path: Path, keys: list[str], data: Path, episodes: int, base: str) -> None:
     """Score the base model and the runs ``keys`` of ``results`` (those present, lacking live episodes) on
     ``episodes`` live episodes per trained family of ``data``, merged into their scores and saved to ``path`` after
-    each model; the directory's episode count becomes ``episodes``. Refuses (exit 2) a directory whose base already
-    played another count, since its episodes would not pair with the new ones."""
-    evaluate = evaluate or evaluate_model
+    each model; the directory's episode count becomes ``episodes``. Refuses, with one line, a directory whose base
+    already played another count, since its episodes would not pair with the new ones."""
     if "base" not in results:
         raise SystemExit(f"rl_recipes: error: {path} has no base evaluation; run the benchmark without "
                          "--add-episodes first")
@@ -301,7 +299,7 @@ def add_episodes(results: dict, path: Path, keys: list[str], data: Path, episode
         scores = results[key] if key == "base" else results[key]["scores"]
         if "episode_success" in scores:
             continue
-        live = evaluate(Path(model), data, 0, episodes, splits=["episode_success"])
+        live = evaluate_model(Path(model), data, 0, episodes, splits=["episode_success"])
         for split in ("episode_success", "episode_progress"):
             scores[split], scores["per_step"][split] = live[split], live["per_step"][split]
         results["setting"]["episodes"] = episodes

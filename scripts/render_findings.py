@@ -182,12 +182,23 @@ BLOCK = re.compile(r"(<!-- rendered from results/(?P<stem>[\w-]+)\.json -->\n)(?
                    re.DOTALL)
 
 
+def by_prefix(table: dict, stem: str):
+    """The entry of ``table`` under the longest prefix of ``stem`` cut at underscores (``rl_recipes_asft_validation``
+    finds ``rl_recipes_asft``, else ``rl_recipes``); None when no prefix is known.
+
+    >>> by_prefix({"a": 1, "a_b": 2}, "a_b_c"), by_prefix({"a": 1}, "b_a")
+    (2, None)
+    """
+    parts = stem.split("_")
+    return next((table[k] for k in ("_".join(parts[:i]) for i in range(len(parts), 0, -1)) if k in table), None)
+
+
 def fill(text: str, load) -> str:
     """``text`` with every rendered block replaced by what its JSON renders to (``load(stem)`` reads
     ``results/<stem>.json``); an unknown stem stops with one line naming it."""
     def replace(m: re.Match) -> str:
         stem = m.group("stem")
-        findings = FINDINGS.get(stem) or FINDINGS.get(stem.rsplit("_", 1)[0])  # e.g. guilibra_kl_pearson_lr5e-5
+        findings = by_prefix(FINDINGS, stem)
         if findings is None:
             raise SystemExit(f"render_results: no findings renderer for results/{stem}.json; add one to FINDINGS")
         return m.group(1) + "\n".join(findings(load(stem))) + "\n" + m.group(4)

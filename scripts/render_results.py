@@ -17,6 +17,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from render_findings import BLOCK, by_prefix, fill  # noqa: E402
+
 RESULTS, PAGE = ROOT / "results", ROOT / "docs" / "results.md"
 
 
@@ -347,9 +350,7 @@ def render() -> str:
              "Rendered by `python scripts/render_results.py` from `results/*.json`, which the benchmarks write; "
              "do not edit by hand (a test checks this page is up to date).", ""]
     for path in sorted(RESULTS.glob("*.json")) if RESULTS.is_dir() else []:
-        parts = path.stem.split("_")  # the longest known prefix: base_agent_levers_600, rl_recipes_asft_validation
-        renderer = next((RENDERERS[k] for k in ("_".join(parts[:i]) for i in range(len(parts), 0, -1)) if k in RENDERERS),
-                        None)
+        renderer = by_prefix(RENDERERS, path.stem)  # e.g. base_agent_levers_600, rl_recipes_asft_validation
         if renderer is None:
             raise SystemExit(f"render_results: no renderer for {path.relative_to(ROOT)}; add one to RENDERERS")
         lines += renderer(json.loads(path.read_text())) + [""]
@@ -358,9 +359,6 @@ def render() -> str:
 
 def render_docs() -> dict[Path, str]:
     """Every doc under docs/ with a rendered block, as it renders now (``scripts/render_findings.py``)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from render_findings import BLOCK, fill
-
     def load(stem: str) -> dict:
         path = RESULTS / f"{stem}.json"
         if not path.is_file():

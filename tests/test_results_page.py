@@ -72,3 +72,11 @@ def test_the_kl_pearson_findings_state_the_papers_ordering_from_the_json():
     many = {"kl": row(0.2, 0.9) | {"points": 40}, "no_kl": row(0.3, 0.5) | {"points": 40}}
     assert guilibra_kl_pearson({"conditions": many})[3].endswith("comes out.")  # z 0.92 > 1.96 * sqrt(2 / 37)
     assert guilibra_kl_pearson({"conditions": many})[2].endswith("does not come out.")
+
+
+def test_render_findings_doctests():
+    import doctest
+
+    import render_findings
+
+    assert doctest.testmod(render_findings).failed == 0
