@@ -117,6 +117,17 @@ def evaluate(model: str, data: Path, train_data: Path | None, episodes: int, pas
     return out
 
 
+def live_seed(data_seed: int) -> int:
+    """The first episode seed of the live episodes played with held-out data of ``data_seed``: 70,000 for the
+    held-out seed 7, and 1,000 apart for each other seed, so validation data (5, 6) plays other episodes than
+    the held-out ones (never a training seed: those are below 1,000).
+
+    >>> live_seed(7), live_seed(5), live_seed(6)
+    (70000, 68000, 69000)
+    """
+    return 70_000 + 1_000 * (data_seed - 7)
+
+
 def episode_success(policy, engine, data: Path, episodes: int, max_new_tokens: int) -> dict:
     """Greedy live episodes of the trained families, every live episode's step in one batched engine call."""
     from guirl.envs.base import make_env
@@ -126,7 +137,8 @@ def episode_success(policy, engine, data: Path, episodes: int, max_new_tokens: i
 
     manifest = json.loads((data / "manifest.json").read_text())
     families = manifest["splits"]["train"]
-    specs = [EpisodeSpec(task=f, seed=70_000 + k) for f in families for k in range(max(1, episodes // len(families)))]
+    first = live_seed(manifest["config"]["seed"])
+    specs = [EpisodeSpec(task=f, seed=first + k) for f in families for k in range(max(1, episodes // len(families)))]
     envs = EnvSlots(lambda: make_env("sim", preset=manifest["config"]["preset"]))
     start = time.perf_counter()
     try:

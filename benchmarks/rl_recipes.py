@@ -192,7 +192,9 @@ def _data_overrides(recipe: str, data: Path) -> list[str]:
     import yaml
 
     cfg = yaml.safe_load((ROOT / "recipes" / f"{recipe}.yaml").read_text())
-    paths = [str(data / Path(p).relative_to(Path(p).parents[1])) for p in cfg.get("train_data", [])]
+    if "train_data" not in cfg:  # an online recipe (computersd) plays its own episodes
+        return []
+    paths = [str(data / Path(p).relative_to(Path(p).parents[1])) for p in cfg["train_data"]]
     return [f"train_data=[{','.join(paths)}]"]
 
 

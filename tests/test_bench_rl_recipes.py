@@ -11,11 +11,19 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import base_agent  # noqa: E402
 import rl_recipes  # noqa: E402
 
 
 def test_doctests():
     assert doctest.testmod(rl_recipes).failed == 0
+    assert doctest.testmod(base_agent).failed == 0  # live_seed: validation data plays other episodes
+
+
+def test_an_online_recipe_gets_no_train_data_override():
+    data = Path("D")
+    assert rl_recipes._data_overrides("computersd_history_tiny", data) == []
+    assert rl_recipes._data_overrides("infigui_rloo_tiny", data)[0].startswith("train_data=[D/")
 
 
 def test_a_small_run_after_a_large_one_reports_its_own_peak():

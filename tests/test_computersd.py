@@ -68,6 +68,11 @@ def test_ground_truth_analyzer_reads_the_oracle_and_the_action_sentence():
     assert is_consistent("Action: type 'hello world'", {"type": "type", "text": "hello world"}, None)
     assert not is_consistent("Action: type 'bye'", {"type": "type", "text": "hello world"}, None)
     assert is_consistent("Action: finish, the task is done", {"type": "terminate"}, None)
+    # a reasoning agent: the sentence follows its closing think tag; with no sentence its thought is read
+    assert is_consistent(f"<think>Tap Save</think>Action: click the 'Save' button\n{CALL}", click, "Save")
+    assert not is_consistent(f"<think>Tap Save</think>Action: click the 'Trash' icon\n{CALL}", click, "Save")
+    assert is_consistent('<think>The task is done: finish</think><tool_call>{}</tool_call>', {"type": "terminate"}, None)
+    assert not is_consistent("<think>Open the menu</think><tool_call>{}</tool_call>", {"type": "terminate"}, None)
     # without an oracle verdict the ground-truth analyzer refuses (masked, never a crash)
     assert not _gt("Action: x", click, None).ok
 

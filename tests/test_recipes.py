@@ -3,6 +3,8 @@ GPU recipes with the papers' settings (recipes/gpu/*.yaml)."""
 
 from __future__ import annotations
 
+import json
+
 import inspect
 import re
 from pathlib import Path
@@ -146,3 +148,19 @@ def test_rl_recipe_runs_two_steps(name, sim_data, tmp_path):
     cfg = cfg.model_copy(update={"model": str(ROOT / cfg.model)})
     result = entry(cfg)
     assert result["step"] == 2 and (Path(result["final_dir"]) / "guirl_prompt.json").is_file()
+
+
+def test_computersd_history_recipe_runs_two_steps(tmp_path):
+    """ComputerSD from the history-reading agent, as written but for its budget: 2 steps of one group of 2 short
+    episodes; the analyzer judges the agent's steps (the reasoning agent's Action sentence after its thought is
+    read), so OPSD has privileged steps to rescore."""
+    path = ROOT / "recipes" / "computersd_history_tiny.yaml"
+    config_cls, entry = (resolve_method(s) for s in METHODS["computersd"])
+    cfg = load_config(config_cls, path, ["max_steps=2", "group_size=2", "batch_size=1", "max_episode_steps=3",
+                                         f"output_dir={tmp_path / 'run'}", "report_to=[]", "num_threads=1",
+                                         "mode=sync", "save_every=0"])
+    cfg = cfg.model_copy(update={"model": str(ROOT / cfg.model)})
+    result = entry(cfg)
+    assert result["step"] == 2 and (Path(result["final_dir"]) / "guirl_prompt.json").is_file()
+    rows = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert sum(r["opsd/rescored_steps"] for r in rows) > 0

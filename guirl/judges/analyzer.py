@@ -23,10 +23,11 @@ screens; this one reads the environment):
 - effectiveness: the oracle's verdict on the executed action (``fields["effective"]``: the built-in
   world's ``info["advancing"]``, or success for a finishing action); a step whose response did not parse
   is ineffective;
-- consistency: the response's ``Action:`` sentence names what was acted on: the content words of the
+- consistency: the response's ``Action:`` sentence (else its ``<think>`` reasoning) names what was acted on: the content words of the
   element under the executed point (the smallest a11y node with text that holds it), the typed text, the
   pressed keys, the opened app, or a finishing word for terminate / answer (``finish``, ``done``,
-  ``complete``, ``answer``, ``terminate``, ``stop``); no sentence, or a point on no named element, is 0;
+  ``complete``, ``answer``, ``terminate``, ``stop``); neither sentence nor reasoning, or a point on no named
+  element, is 0;
 - guide: the oracle's first valid action at the pre-action state, its description and the action as the
   policy writes it (``Reference action: ...``), so a policy that learnt to read reference actions can
   follow it; avoid: the executed action's description when the step was not effective.
@@ -44,7 +45,9 @@ from guirl.judges.base import JudgeRequest, JudgeResult, register_judge
 from guirl.judges.ground_truth import content_tokens
 from guirl.judges.prompts import check_analyzer_verdict, make_request
 
-_ACTION_SENTENCE = re.compile(r"^\s*Action\s*:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
+# at a line's start, or right after the reasoning's closing tag (``<think>..</think>Action: ...``)
+_ACTION_SENTENCE = re.compile(r"(?:^|</think>)[ \t]*Action\s*:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
+_THOUGHT = re.compile(r"<think>(.*?)</think>", re.IGNORECASE | re.DOTALL)
 FINISH_WORDS = frozenset({"finish", "finished", "done", "complete", "completed", "answer", "terminate", "stop", "end"})
 
 
@@ -103,9 +106,19 @@ def guidance_block_of(verdict: AnalyzerVerdict | None) -> str | None:
 
 
 def action_sentence(response: str | None) -> str | None:
-    """The last ``Action: ...`` sentence of a response (qwen_computer_use writes one before the call)."""
+    """What the response says it does: its last ``Action: ...`` sentence (qwen_computer_use writes one before the
+    call), else its ``<think>`` reasoning (an agent that thinks a sub-goal and writes no sentence before finishing).
+
+    >>> action_sentence("<think>Tap Save</think>Action: click the 'Save' button\\n<tool_call>...")
+    "click the 'Save' button"
+    >>> action_sentence("<think>The task is done: finish</think><tool_call>..."), action_sentence("<tool_call>...")
+    ('The task is done: finish', None)
+    """
     found = _ACTION_SENTENCE.findall(response or "")
-    return found[-1].strip() if found else None
+    if found:
+        return found[-1].strip()
+    thought = _THOUGHT.findall(response or "")
+    return thought[-1].strip() or None if thought else None
 
 
 def acted_element(point: Sequence[float] | None, a11y: Sequence[Any] | None) -> str | None:
