@@ -3,9 +3,8 @@ GPU recipes with the papers' settings (recipes/gpu/*.yaml)."""
 
 from __future__ import annotations
 
-import json
-
 import inspect
+import json
 import re
 from pathlib import Path
 
