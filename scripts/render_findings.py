@@ -143,6 +143,13 @@ def rl_recipes_asft(result: dict) -> list[str]:
     return _against_reference(result, lambda n: "plain SFT" in n)
 
 
+def rl_recipes_computersd(result: dict) -> list[str]:
+    """``benchmarks/rl_recipes.py`` runs of ComputerSD and its baselines from its start; each against outcome-only
+    GRPO (the row tagged ``[grpo]``), with the paper's ordering beside them."""
+    return [*_against_reference(result, lambda n: n.endswith("[grpo]")),
+            "- The paper's ordering: ComputerSD > GRPO + PRM > outcome-only GRPO > prompt-only."]
+
+
 def guilibra_kl_pearson(result: dict) -> list[str]:
     """``benchmarks/guilibra_kl_pearson.py``: Pearson's r between offline step success and each online score over
     the checkpoints, with and without KL, and whether the paper's ordering (higher with KL) comes out."""
@@ -177,7 +184,8 @@ def _opt(x: float | None) -> str:
     return "undefined" if x is None else _s(x)
 
 
-FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "rl_recipes_asft": rl_recipes_asft, "guilibra_kl_pearson": guilibra_kl_pearson}
+FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "rl_recipes_asft": rl_recipes_asft,
+            "rl_recipes_computersd": rl_recipes_computersd, "guilibra_kl_pearson": guilibra_kl_pearson}
 BLOCK = re.compile(r"(<!-- rendered from results/(?P<stem>[\w-]+)\.json -->\n)(?P<body>.*?)(<!-- end rendered -->)",
                    re.DOTALL)
 

@@ -54,6 +54,21 @@ def test_a_rendered_block_in_a_doc_quotes_its_json_and_only_it():
         fill("<!-- rendered from results/nope.json -->\n<!-- end rendered -->", lambda stem: result)
 
 
+def test_computersd_findings_read_each_run_against_outcome_only_grpo():
+    from render_findings import rl_recipes_computersd
+
+    def row(mean: float) -> dict:
+        return {"seeds": 3, "wall_min": 20.0, "peak_rss_gb": 2.0, "splits": {"episode_progress": {
+            "n": 105, "base": 0.2, "mean": mean, "gain": round(mean - 0.2, 4), "spread": 0.01, "passes": False,
+            "paired": {"seed0": {"diff": 0.0, "low": -0.01, "high": 0.01}}}}}
+
+    lines = rl_recipes_computersd({"recipes": {"computersd_history_tiny": row(0.25),
+                                               "computersd_history_tiny[grpo]": row(0.21)}})
+    assert lines[2] == ("- `computersd_history_tiny` against `computersd_history_tiny[grpo]`, after training: live "
+                        "episode progress +0.040 (above the two spreads, 0.020).")
+    assert lines[-1].startswith("- The paper's ordering: ComputerSD > GRPO + PRM")
+
+
 def test_the_kl_pearson_findings_state_the_papers_ordering_from_the_json():
     from render_findings import guilibra_kl_pearson
 
