@@ -82,11 +82,22 @@ def train(out: Path, name: str, seed: int, overrides: list[str]) -> dict:
     cmd = [sys.executable, "-m", "guirl", "train", "grpo", "--config", str(ROOT / "recipes" / f"{RECIPE}.yaml"),
            f"output_dir={run}", f"seed={seed}", "report_to=[]", *overrides, *CONDITIONS[name]]
     print("$", " ".join(cmd[1:]), flush=True)
+    resumed = (run / "checkpoints").is_dir()  # an interrupted run resumes: the wall time is this part's only
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-    points = [point(r) for r in rows if "eval/online_success" in r]
-    return {"run": str(run), "wall_s": time.perf_counter() - t0, "points": points}
+    points = unique_steps([point(r) for r in rows if "eval/online_success" in r])
+    return {"run": str(run), "wall_s": time.perf_counter() - t0, "points": points} | ({"resumed": True} if resumed else {})
+
+
+def unique_steps(points: list[dict]) -> list[dict]:
+    """One point per step, the last logged: a resumed run logs again the evaluations it made after its last
+    checkpoint before it stopped.
+
+    >>> unique_steps([{"step": 60, "offline": 0.1}, {"step": 120, "offline": 0.2}, {"step": 120, "offline": 0.3}])
+    [{'step': 60, 'offline': 0.1}, {'step': 120, 'offline': 0.3}]
+    """
+    return list({p["step"]: p for p in points}.values())
 
 
 def point(scores: dict) -> dict:
@@ -110,7 +121,7 @@ def summarise(start: dict, results: dict, conditions: list[str]) -> dict:
         runs = [v for k, v in results.items() if k.split("/")[0] == name]
         if not runs:
             continue
-        points = [start] + [p for r in runs for p in r["points"]]
+        points = [start] + [p for r in runs for p in unique_steps(r["points"])]
         final = {}
         for side in ("offline", *ONLINE):
             finals = [run["points"][-1][side] for run in runs if run["points"][-1].get(side) is not None]
@@ -124,7 +135,11 @@ def summarise(start: dict, results: dict, conditions: list[str]) -> dict:
             pearsons[side] = None if math.isnan(r) else round(r, 3)
         table[name] = {"seeds": len(runs), "points": len(points), "final": final, "pearson": pearsons,
                        "wall_min": round(statistics.fmean(run["wall_s"] for run in runs) / 60, 2),
-                       "curves": {k.split("/")[1]: v["points"] for k, v in results.items() if k.split("/")[0] == name}}
+                       "curves": {k.split("/")[1]: unique_steps(v["points"]) for k, v in results.items()
+                                  if k.split("/")[0] == name},
+                       **({"resumed": sorted(k.split("/")[1] for k, v in results.items()
+                                             if k.split("/")[0] == name and v.get("resumed"))}
+                          if any(v.get("resumed") for k, v in results.items() if k.split("/")[0] == name) else {})}
     return table
 
 
