@@ -1,0 +1,93 @@
+"""Where a ComputerSD run's update comes from, read from its training log (``metrics.jsonl``): the measured
+diagnosis beside its held-out result.
+
+    python benchmarks/computersd_signal.py --runs computersd/seed0=runs/csd-heldout/computersd_history_tiny-seed0 \\
+        grpo/seed0=runs/csd-heldout/computersd_history_tiny-opsd_coef0-seed0 --results results/computersd_signal.json
+
+Per run (``LABEL=DIR`` names it LABEL; a bare directory is named by its folder):
+
+- ``outcome_steps``: the share of optimiser steps with at least one group whose episodes' outcomes differ: only
+  there does the trajectory-level GRPO term have a non-zero advantage (``sampling/groups_equal_reward_frac`` < 1);
+- ``grad_norm_outcome`` / ``grad_norm_silent``: the median gradient norm on those steps and on the others, where
+  only OPSD (times ``opsd_coef``) and the KL term move the policy;
+- ``opsd_loss``: the mean OPSD term before ``opsd_coef``; ``good_steps``: the share of executed steps the analyzer
+  judged consistent and effective (the rest pull away from what was sampled); ``gate``: the mean value gate;
+- ``rollout_success``: training episodes' success in the first and the last half of the steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def signal(rows: list[dict]) -> dict:
+    """The diagnosis of one run's logged steps.
+
+    >>> rows = [{"step": 1, "sampling/groups_equal_reward_frac": 1.0, "train/grad_norm": 0.003, "opsd/loss": 0.01,
+    ...          "analyzer/good_frac": 0.2, "opsd/gate_mean": 0.5, "rollout/success": 0.0},
+    ...         {"step": 2, "sampling/groups_equal_reward_frac": 0.5, "train/grad_norm": 0.2, "opsd/loss": 0.02,
+    ...          "analyzer/good_frac": 0.4, "opsd/gate_mean": 0.5, "rollout/success": 0.25}]
+    >>> s = signal(rows)
+    >>> s["outcome_steps"], s["grad_norm_outcome"], s["grad_norm_silent"], s["rollout_success"]
+    (0.5, 0.2, 0.003, {'first_half': 0.0, 'last_half': 0.25})
+    """
+    rows = list({r["step"]: r for r in rows if "train/grad_norm" in r}.values())  # a resumed run logs steps again
+    if not rows:
+        raise ValueError("no logged optimiser step")
+    loud = [r for r in rows if r.get("sampling/groups_equal_reward_frac", 1.0) < 1.0]
+    silent = [r for r in rows if r.get("sampling/groups_equal_reward_frac", 1.0) >= 1.0]
+    half = len(rows) // 2 or 1
+
+    def mean(key: str, part: list[dict]) -> float | None:
+        values = [r[key] for r in part if key in r]
+        return round(statistics.fmean(values), 4) if values else None
+
+    def median_norm(part: list[dict]) -> float | None:
+        return round(statistics.median(r["train/grad_norm"] for r in part), 4) if part else None
+
+    return {"steps": len(rows), "outcome_steps": round(len(loud) / len(rows), 4),
+            "grad_norm_outcome": median_norm(loud), "grad_norm_silent": median_norm(silent),
+            "opsd_loss": mean("opsd/loss", rows), "good_steps": mean("analyzer/good_frac", rows),
+            "gate": mean("opsd/gate_mean", rows),
+            "rollout_success": {"first_half": mean("rollout/success", rows[:half]),
+                                "last_half": mean("rollout/success", rows[half:])}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", nargs="+", required=True, metavar="[LABEL=]DIR",
+                        help="ComputerSD run directories (with metrics.jsonl)")
+    parser.add_argument("--results", default=None, help="write the rows as JSON here (results/computersd_signal.json)")
+    args = parser.parse_args()
+    rows = {}
+    for item in args.runs:
+        label, _, path = item.rpartition("=")
+        log = Path(path) / "metrics.jsonl"
+        if not log.is_file():
+            parser.error(f"--runs {item}: no metrics.jsonl in {path}; give a ComputerSD run directory")
+        rows[label or Path(path).name] = signal([json.loads(x) for x in log.read_text().splitlines()])
+    print(f"{'run':<40} {'outcome':>7} {'|g| out':>8} {'|g| silent':>10} {'OPSD':>7} {'good':>5} "
+          f"{'success 1st/2nd half':>20}")
+    for name, r in rows.items():
+        rs = r["rollout_success"]
+        print(f"{name:<40} {r['outcome_steps']:>7.2f} "
+              f"{r['grad_norm_outcome'] or 0:>8.4f} {r['grad_norm_silent'] or 0:>10.4f} {r['opsd_loss'] or 0:>7.4f} "
+              f"{r['good_steps'] or 0:>5.2f} {rs['first_half']:>9.3f} / {rs['last_half']:.3f}")
+    if args.results:
+        from base_agent import commit
+
+        out = {"command": " ".join(["python", "benchmarks/computersd_signal.py", *sys.argv[1:]]), "commit": commit(),
+               "runs": rows}
+        Path(args.results).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.results).write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
