@@ -121,15 +121,7 @@ def render_rl_recipes(result: dict) -> list[str]:
     kind = "held-out" if seed == 7 else "validation"
     lines = [f"## {result.get('title', 'RL recipes')} from `{result.get('base_model')}` ({kind} data seed {seed})", "",
              "Training on data seed 3; greedy evaluation of the same steps before and after. The bar: a gain above "
-             "twice the spread over seeds with every seed's paired 95% interval above 0.", "",
-             "| recipe | split | n | start | after (mean +- spread) | gain | paired per seed | bar | train min | RSS GB |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for name, row in result.get("recipes", {}).items():
-        for split, r in row["splits"].items():
-            pairs = "; ".join(f"{p['diff']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]" for p in r["paired"].values())
-            bar = {True: "pass", False: "miss", None: "-"}[r["passes"]]
-            lines.append(f"| {name} | {split} | {r['n']} | {_f(r['base'])} | {_f(r['mean'])} +- {_f(r['spread'])} | "
-                         f"{r['gain']:+.3f} | {pairs} | {bar} | {_f(row['wall_min'], 1)} | {_f(row['peak_rss_gb'], 2)} |")
+             "twice the spread over seeds with every seed's paired 95% interval above 0.", "", *_recipes_table(result)]
     versus = result.get("versus_trl") or {}
     if versus:
         lines += ["", "guirl against TRL's GRPOTrainer on the same recipe (the bar: guirl's gain is not below TRL's by "
@@ -140,6 +132,44 @@ def render_rl_recipes(result: dict) -> list[str]:
                          f"{v['trl_gain']:+.3f} +- {_f(v['trl_spread'])} | {_f(v['guirl_wall_min'], 1)} | "
                          f"{_f(v['trl_wall_min'], 1)} | {'pass' if v['passes'] else 'miss'} |")
     return lines + [""] + _provenance(result)
+
+
+def _recipes_table(result: dict) -> list[str]:
+    """The table of ``rl_recipes.summarise``'s output: a row per recipe (or condition) and split."""
+    lines = ["| recipe | split | n | start | after (mean +- spread) | gain | paired per seed | bar | train min | RSS GB |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, row in result.get("recipes", {}).items():
+        for split, r in row["splits"].items():
+            pairs = "; ".join(f"{p['diff']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]" for p in r["paired"].values())
+            bar = {True: "pass", False: "miss", None: "-"}[r["passes"]]
+            lines.append(f"| {name} | {split} | {r['n']} | {_f(r['base'])} | {_f(r['mean'])} +- {_f(r['spread'])} | "
+                         f"{r['gain']:+.3f} | {pairs} | {bar} | {_f(row['wall_min'], 1)} | {_f(row['peak_rss_gb'], 2)} |")
+    return lines
+
+
+def render_litegui_pipeline(result: dict) -> list[str]:
+    s = result.get("setting", {})
+    tasks = s.get("tasks", [])
+    ending = ("an episode that reaches its goal ends with success" if s.get("auto_terminate")
+              else "an episode ends on the agent's finish action")
+    lines = [f"## {result.get('title', 'LiteGUI end to end')} (`{result.get('base_model')}`)", "",
+             f"`benchmarks/litegui_pipeline.py`: ATG, the pool, exploration, verification over the app's HTTP API, then "
+             f"per training seed SFT, guided OPD and OPD + MD-GRPO on the verified pool; live episodes of "
+             f"{len(tasks)} families ({', '.join(tasks)}), {s.get('eval_episodes')} each on world seeds "
+             f"{s.get('eval_world_seed')} + i, at most {s.get('eval_max_steps')} steps ({ending}), the same for the "
+             "start and every run, paired episode by episode; the outcome is the environment's success. The bar: a "
+             "gain above twice the spread over seeds with every seed's paired 95% interval above 0.", "",
+             *_recipes_table(result), "", _pool_line(result.get("pool", {}))]
+    return lines + [""] + _provenance(result)
+
+
+def _pool_line(pool: dict) -> str:
+    v = pool.get("verification", {})
+    per_task = "; ".join(f"{t} {c['atg']} of {c['atg'] + c['oracle_seed']}" for t, c in pool.get("per_task", {}).items())
+    return (f"Pool: {pool.get('episodes')} episodes, ATG fills {_f(pool.get('atg_share'))} of it without oracle "
+            f"seeding ({per_task}). Verification recovers {v.get('recovered_other_solutions', '-')} of the oracle's "
+            f"{v.get('hidden_other_solutions', '-')} other solutions on {v.get('multi_solution_steps', '-')} "
+            f"multi-solution steps (recall {_f(v.get('recall_other_solutions'))}).")
 
 
 def render_rl_visited(result: dict) -> list[str]:
@@ -342,6 +372,7 @@ RENDERERS = {"guilibra_kl_pearson": render_guilibra_kl_pearson, "litegui_teacher
              "rl_recipes": render_rl_recipes, "rl_visited": render_rl_visited,
              "rl_room": render_rl_room, "computersd_async": render_computersd_async,
              "litegui_opd": render_rl_recipes, "litegui_opd_flips": render_litegui_opd_flips,
+             "litegui_pipeline": render_litegui_pipeline,
              "ccpo_casc": render_ccpo_casc, "ccpo_casc_validation": render_ccpo_casc}
 
 

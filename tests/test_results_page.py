@@ -30,6 +30,35 @@ def test_every_figure_comes_from_the_json(tmp_path, monkeypatch):
     assert "commit abc" in page
 
 
+def test_the_litegui_pipeline_renders_its_table_pool_and_recall(tmp_path, monkeypatch):
+    split = {"n": 105, "base": 0.1143, "mean": 0.1333, "spread": 0.0095, "gain": 0.019, "passes": False,
+             "per_seed": {"seed0": 0.1238, "seed1": 0.1429},
+             "paired": {"seed0": {"diff": 0.0124, "low": -0.03, "high": 0.049}, "seed1": {"diff": 0.0286, "low": -0.01,
+                                                                                       "high": 0.067}}}
+    result = {"title": "LiteGUI end to end from the history-reading agent", "base_model": "checkpoints/h",
+              "command": "python benchmarks/litegui_pipeline.py --seeds 0 1", "commit": "abc", "versus_trl": {},
+              "recipes": {"opd_mdgrpo": {"seeds": 2, "wall_min": 12.5, "peak_rss_gb": 2.25,
+                                         "splits": {"episode_success": split}}},
+              "setting": {"tasks": ["web.shopping", "mobile.add_contact"], "eval_episodes": 15,
+                          "eval_world_seed": 9500000, "eval_max_steps": 16, "auto_terminate": False},
+              "pool": {"episodes": 16, "atg_share": 0.1875, "per_task": {
+                  "web.shopping": {"atg": 3, "oracle_seed": 5}, "mobile.add_contact": {"atg": 0, "oracle_seed": 8}},
+                  "verification": {"multi_solution_steps": 40, "hidden_other_solutions": 50,
+                                   "recovered_other_solutions": 15, "recall_other_solutions": 0.3}}}
+    (tmp_path / "litegui_pipeline.json").write_text(json.dumps(result))
+    monkeypatch.setattr(render_results, "RESULTS", tmp_path)
+    page = render_results.render()  # found by its name's prefix
+    assert "## LiteGUI end to end from the history-reading agent (`checkpoints/h`)" in page
+    assert "2 families (web.shopping, mobile.add_contact), 15 each on world seeds 9500000 + i" in page
+    assert "an episode ends on the agent's finish action" in page
+    assert ("| opd_mdgrpo | episode_success | 105 | 0.114 | 0.133 +- 0.009 | +0.019 | +0.012 [-0.030, +0.049]; "
+            "+0.029 [-0.010, +0.067] | miss | 12.5 | 2.25 |") in page
+    assert ("Pool: 16 episodes, ATG fills 0.188 of it without oracle seeding (web.shopping 3 of 8; "
+            "mobile.add_contact 0 of 8). Verification recovers 15 of the oracle's 50 other solutions on 40 "
+            "multi-solution steps (recall 0.300).") in page
+    assert "`python benchmarks/litegui_pipeline.py --seeds 0 1` (commit abc)" in page
+
+
 def test_a_rendered_block_in_a_doc_quotes_its_json_and_only_it():
     import pytest
     from render_findings import fill
