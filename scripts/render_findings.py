@@ -150,6 +150,30 @@ def rl_recipes_computersd(result: dict) -> list[str]:
             "- The paper's ordering: ComputerSD > GRPO + PRM > outcome-only GRPO > prompt-only."]
 
 
+def computersd_signal(result: dict) -> list[str]:
+    """``benchmarks/computersd_signal.py``: per run, how often the outcome term had a signal and how large the update
+    was with it and without it."""
+    lines = []
+    for name, r in result["runs"].items():
+        loud, quiet = r["grad_norm_outcome"], r["grad_norm_silent"]
+        ratio = f", {loud / quiet:.0f}x" if loud and quiet else ""
+        rs = r["rollout_success"]
+        lines.append(f"- `{name}`: {r['outcome_steps']:.0%} of its {r['steps']} steps had a group whose outcomes "
+                     f"differ; median gradient norm {_opt_u(loud)} on those, {_opt_u(quiet)} on the others{ratio}; "
+                     f"the analyzer judged {_opt_pct(r['good_steps'])} of executed steps good; training episodes' "
+                     f"success {_u(rs['first_half'])} in the first half of the steps, {_u(rs['last_half'])} in the "
+                     "second.")
+    return lines
+
+
+def _opt_u(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
+def _opt_pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0%}"
+
+
 def guilibra_kl_pearson(result: dict) -> list[str]:
     """``benchmarks/guilibra_kl_pearson.py``: Pearson's r between offline step success and each online score over
     the checkpoints, with and without KL, and whether the paper's ordering (higher with KL) comes out."""
@@ -185,7 +209,8 @@ def _opt(x: float | None) -> str:
 
 
 FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "rl_recipes_asft": rl_recipes_asft,
-            "rl_recipes_computersd": rl_recipes_computersd, "guilibra_kl_pearson": guilibra_kl_pearson}
+            "rl_recipes_computersd": rl_recipes_computersd, "computersd_signal": computersd_signal,
+            "guilibra_kl_pearson": guilibra_kl_pearson}
 BLOCK = re.compile(r"(<!-- rendered from results/(?P<stem>[\w-]+)\.json -->\n)(?P<body>.*?)(<!-- end rendered -->)",
                    re.DOTALL)
 

@@ -224,6 +224,22 @@ def render_base_agent_vision_levers(result: dict) -> list[str]:
                             in runs.items()]
 
 
+def render_computersd_signal(result: dict) -> list[str]:
+    lines = ["## Where ComputerSD's update comes from (training logs)", "",
+             "Per run: the share of optimiser steps with a group whose episodes' outcomes differ (only there is the "
+             "GRPO advantage non-zero), the median gradient norm on those steps and on the others (OPSD times its "
+             "coefficient, and KL, alone), the OPSD term before its coefficient, the share of executed steps the "
+             "analyzer judged good, and training episodes' success in the first and last half of the steps.", "",
+             "| run | steps | outcome steps | grad norm, outcome | grad norm, others | OPSD | good steps | "
+             "success 1st half | success 2nd half |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, r in result.get("runs", {}).items():
+        rs = r["rollout_success"]
+        lines.append(f"| {name} | {r['steps']} | {_f(r['outcome_steps'], 2)} | {_f(r['grad_norm_outcome'], 4)} | "
+                     f"{_f(r['grad_norm_silent'], 4)} | {_f(r['opsd_loss'], 4)} | {_f(r['good_steps'], 2)} | "
+                     f"{_f(rs['first_half'])} | {_f(rs['last_half'])} |")
+    return lines + [""] + _provenance(result)
+
+
 def render_computersd_async(result: dict) -> list[str]:
     a, b = result.get("cpus", ["?", "?"])
     alone = result.get("alone", {})
@@ -372,7 +388,7 @@ RENDERERS = {"guilibra_kl_pearson": render_guilibra_kl_pearson, "litegui_teacher
              "rl_recipes": render_rl_recipes, "rl_visited": render_rl_visited,
              "rl_room": render_rl_room, "computersd_async": render_computersd_async,
              "litegui_opd": render_rl_recipes, "litegui_opd_flips": render_litegui_opd_flips,
-             "litegui_pipeline": render_litegui_pipeline,
+             "litegui_pipeline": render_litegui_pipeline, "computersd_signal": render_computersd_signal,
              "ccpo_casc": render_ccpo_casc, "ccpo_casc_validation": render_ccpo_casc}
 
 

@@ -98,6 +98,21 @@ def test_computersd_findings_read_each_run_against_outcome_only_grpo():
     assert lines[-1].startswith("- The paper's ordering: ComputerSD > GRPO + PRM")
 
 
+def test_computersd_signal_renders_in_the_page_and_in_prose(tmp_path, monkeypatch):
+    from render_findings import computersd_signal
+
+    result = {"command": "python benchmarks/computersd_signal.py", "commit": "abc", "runs": {"cs/seed0": {
+        "steps": 40, "outcome_steps": 0.275, "grad_norm_outcome": 0.12, "grad_norm_silent": 0.003, "opsd_loss": 0.0105,
+        "good_steps": 0.15, "gate": 0.5, "rollout_success": {"first_half": 0.062, "last_half": 0.023}}}}
+    assert computersd_signal(result) == [
+        "- `cs/seed0`: 28% of its 40 steps had a group whose outcomes differ; median gradient norm 0.1200 on those, "
+        "0.0030 on the others, 40x; the analyzer judged 15% of executed steps good; training episodes' success 0.062 "
+        "in the first half of the steps, 0.023 in the second."]
+    (tmp_path / "computersd_signal.json").write_text(json.dumps(result))
+    monkeypatch.setattr(render_results, "RESULTS", tmp_path)
+    assert "| cs/seed0 | 40 | 0.28 | 0.1200 | 0.0030 | 0.0105 | 0.15 | 0.062 | 0.023 |" in render_results.render()
+
+
 def test_the_kl_pearson_findings_state_the_papers_ordering_from_the_json():
     from render_findings import guilibra_kl_pearson
 
