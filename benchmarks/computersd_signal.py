@@ -31,12 +31,15 @@ def signal(rows: list[dict]) -> dict:
     """The diagnosis of one run's logged steps.
 
     >>> rows = [{"step": 1, "sampling/groups_equal_reward_frac": 1.0, "train/grad_norm": 0.003, "opsd/loss": 0.01,
+    ...          "opsd/rescored_steps": 5,
     ...          "analyzer/good_frac": 0.2, "opsd/gate_mean": 0.5, "rollout/success": 0.0},
     ...         {"step": 2, "sampling/groups_equal_reward_frac": 0.5, "train/grad_norm": 0.2, "opsd/loss": 0.02,
     ...          "analyzer/good_frac": 0.4, "opsd/gate_mean": 0.5, "rollout/success": 0.25}]
     >>> s = signal(rows)
-    >>> s["outcome_steps"], s["grad_norm_outcome"], s["grad_norm_silent"], s["rollout_success"]
-    (0.5, 0.2, 0.003, {'first_half': 0.0, 'last_half': 0.25})
+    >>> s["outcome_steps"], s["grad_norm_outcome"], s["grad_norm_silent"], s["rollout_success"], s["good_steps"]
+    (0.5, 0.2, 0.003, {'first_half': 0.0, 'last_half': 0.25}, 0.3)
+    >>> signal([{**r, "opsd/rescored_steps": 0} for r in rows])["good_steps"] is None  # no analyzer ran
+    True
     """
     rows = list({r["step"]: r for r in rows if "train/grad_norm" in r}.values())  # a resumed run logs steps again
     if not rows:
@@ -52,10 +55,12 @@ def signal(rows: list[dict]) -> dict:
     def median_norm(part: list[dict]) -> float | None:
         return round(statistics.median(r["train/grad_norm"] for r in part), 4) if part else None
 
+    analysed = any(r.get("opsd/rescored_steps") for r in rows)  # outcome-only GRPO runs no analyzer
     return {"steps": len(rows), "outcome_steps": round(len(loud) / len(rows), 4),
             "grad_norm_outcome": median_norm(loud), "grad_norm_silent": median_norm(silent),
-            "opsd_loss": mean("opsd/loss", rows), "good_steps": mean("analyzer/good_frac", rows),
-            "gate": mean("opsd/gate_mean", rows),
+            "opsd_loss": mean("opsd/loss", rows) if analysed else None,
+            "good_steps": mean("analyzer/good_frac", rows) if analysed else None,
+            "gate": mean("opsd/gate_mean", rows) if analysed else None,
             "rollout_success": {"first_half": mean("rollout/success", rows[:half]),
                                 "last_half": mean("rollout/success", rows[half:])}}
 

@@ -107,9 +107,12 @@ def _against_reference(result: dict, is_reference) -> list[str]:
     recipes = result["recipes"]
     lines = []
     for name, row in recipes.items():
-        parts = [f"{SPLIT_NAMES.get(s, s)} (n={r['n']}, start {_u(r['base'])}) {_gain_text(r)}, "
-                 f"{'clears' if r['passes'] else 'misses'} the bar" for s, r in row["splits"].items()]
-        lines.append(f"- `{name}` ({row['seeds']} seeds, {row['wall_min']:.1f} min training, "
+        verdicts = {True: "clears the bar", False: "misses the bar", None: "no verdict from one seed"}
+        parts = [f"{SPLIT_NAMES.get(s, s)} (n={r['n']}, start {_u(r['base'])}) "
+                 + (f"{_gain_text(r)}, {verdicts[r['passes']]}" if row["seeds"] > 1 else
+                    f"{_interval(next(iter(r['paired'].values())))} (paired 95% interval), {verdicts[None]}")
+                 for s, r in row["splits"].items()]
+        lines.append(f"- `{name}` ({row['seeds']} seed{'s' if row['seeds'] != 1 else ''}, {row['wall_min']:.1f} min training, "
                      f"{row['peak_rss_gb']:.2f} GB): " + "; ".join(parts) + ".")
     ref = next((n for n in recipes if is_reference(n)), None)
     for name, row in recipes.items():
@@ -123,6 +126,8 @@ def _against_reference(result: dict, is_reference) -> list[str]:
             d, spreads = r["mean"] - other["mean"], r["spread"] + other["spread"]
             if s == "episode_success" and abs(d) < 1 / r["n"]:  # success moves by whole episodes
                 parts.append(f"{SPLIT_NAMES[s]} {_s(d)} (less than one episode of {r['n']})")
+            elif row["seeds"] < 2 or recipes[ref]["seeds"] < 2:
+                parts.append(f"{SPLIT_NAMES.get(s, s)} {_s(d)} (one seed: no spread to compare with)")
             else:
                 parts.append(f"{SPLIT_NAMES.get(s, s)} {_s(d)} ({_against(d, spreads)} the two spreads, {_u(spreads)})")
         if parts:
@@ -160,7 +165,8 @@ def computersd_signal(result: dict) -> list[str]:
         rs = r["rollout_success"]
         lines.append(f"- `{name}`: {r['outcome_steps']:.0%} of its {r['steps']} steps had a group whose outcomes "
                      f"differ; median gradient norm {_opt_u(loud)} on those, {_opt_u(quiet)} on the others{ratio}; "
-                     f"the analyzer judged {_opt_pct(r['good_steps'])} of executed steps good; training episodes' "
+                     + (f"the analyzer judged {_opt_pct(r['good_steps'])} of executed steps good; "
+                        if r["good_steps"] is not None else "no analyzer (OPSD off); ") + "training episodes' "
                      f"success {_u(rs['first_half'])} in the first half of the steps, {_u(rs['last_half'])} in the "
                      "second.")
     return lines

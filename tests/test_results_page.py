@@ -96,6 +96,11 @@ def test_computersd_findings_read_each_run_against_outcome_only_grpo():
     assert lines[2] == ("- `computersd_history_tiny` against `computersd_history_tiny[grpo]`, after training: live "
                         "episode progress +0.040 (above the two spreads, 0.020).")
     assert lines[-1].startswith("- The paper's ordering: ComputerSD > GRPO + PRM")
+    one = {"computersd_history_tiny": row(0.25) | {"seeds": 1}, "computersd_history_tiny[grpo]": row(0.21) | {"seeds": 1}}
+    lines = rl_recipes_computersd({"recipes": one})
+    assert ("(1 seed, 20.0 min training, 2.00 GB): live episode progress (n=105, start 0.200) +0.000 [-0.010, +0.010] "
+            "(paired 95% interval), no verdict from one seed.") in lines[0]
+    assert lines[2].endswith("live episode progress +0.040 (one seed: no spread to compare with).")
 
 
 def test_computersd_signal_renders_in_the_page_and_in_prose(tmp_path, monkeypatch):
