@@ -73,6 +73,10 @@ def test_ground_truth_analyzer_reads_the_oracle_and_the_action_sentence():
     assert not is_consistent(f"<think>Tap Save</think>Action: click the 'Trash' icon\n{CALL}", click, "Save")
     assert is_consistent('<think>The task is done: finish</think><tool_call>{}</tool_call>', {"type": "terminate"}, None)
     assert not is_consistent("<think>Open the menu</think><tool_call>{}</tool_call>", {"type": "terminate"}, None)
+    # a scroll names its direction, not the element its point happens to land on
+    scroll = {"type": "scroll", "point": [40, 50], "direction": "down"}
+    assert is_consistent("<think>Find Bluetooth</think>Action: scroll down settings", scroll, "Shop")
+    assert not is_consistent("Action: scroll up settings", scroll, "Shop")
     # without an oracle verdict the ground-truth analyzer refuses (masked, never a crash)
     assert not _gt("Action: x", click, None).ok
 

@@ -23,11 +23,11 @@ screens; this one reads the environment):
 - effectiveness: the oracle's verdict on the executed action (``fields["effective"]``: the built-in
   world's ``info["advancing"]``, or success for a finishing action); a step whose response did not parse
   is ineffective;
-- consistency: the response's ``Action:`` sentence (else its ``<think>`` reasoning) names what was acted on: the content words of the
-  element under the executed point (the smallest a11y node with text that holds it), the typed text, the
-  pressed keys, the opened app, or a finishing word for terminate / answer (``finish``, ``done``,
-  ``complete``, ``answer``, ``terminate``, ``stop``); neither sentence nor reasoning, or a point on no named
-  element, is 0;
+- consistency: the response's ``Action:`` sentence (else its ``<think>`` reasoning) names what was acted on:
+  the content words of the element under the executed point (the smallest a11y node with text that holds it),
+  a scroll's direction, the typed text, the pressed keys, the opened app, or a finishing word for terminate /
+  answer (``finish``, ``done``, ``complete``, ``answer``, ``terminate``, ``stop``); neither sentence nor
+  reasoning, or a point on no named element, is 0;
 - guide: the oracle's first valid action at the pre-action state, its description and the action as the
   policy writes it (``Reference action: ...``), so a policy that learnt to read reference actions can
   follow it; avoid: the executed action's description when the step was not effective.
@@ -146,6 +146,8 @@ def named_target(action: dict[str, Any] | None, element: str | None) -> frozense
     kind = action.get("type")
     if kind in ("terminate", "answer"):
         return None  # checked against FINISH_WORDS
+    if kind == "scroll":  # a scroll's point only places it: the sentence names its direction
+        return content_tokens(action.get("direction") or "scroll")
     if action.get("point") is not None:
         return content_tokens(element) if element else frozenset()
     if kind == "type":
