@@ -12,7 +12,12 @@ Per run (``LABEL=DIR`` names it LABEL; a bare directory is named by its folder):
   only OPSD (times ``opsd_coef``) and the KL term move the policy;
 - ``opsd_loss``: the mean OPSD term before ``opsd_coef``; ``good_steps``: the share of executed steps the analyzer
   judged consistent and effective (the rest pull away from what was sampled); ``gate``: the mean value gate;
-- ``rollout_success``: training episodes' success in the first and the last half of the steps.
+- ``rollout_success``: training episodes' success in the first and the last half of the steps (every run of a
+  recipe draws the same tasks in the same order, so compare runs at the same half, not one half with the other).
+
+``--analyzer-mix MODEL``: how the ground-truth analyzer judges MODEL's own live steps on the recipe's seven
+multi-step families (``--episodes`` per family on world seeds 500+, 16 steps at most, at each of
+``--temperatures``): the share of steps consistent / effective, both (a +1 step value) or neither.
 """
 
 from __future__ import annotations
@@ -65,12 +70,59 @@ def signal(rows: list[dict]) -> dict:
                                 "last_half": mean("rollout/success", rows[half:])}}
 
 
+FAMILIES = ("desktop.change_settings", "desktop.open_file", "desktop.save_document", "web.search_open", "web.shopping",
+            "mobile.add_contact", "mobile.toggle_setting")
+
+
+def analyzer_mix(model: str, temperature: float, episodes: int, families: tuple[str, ...] = FAMILIES) -> dict:
+    """The ground-truth analyzer's verdicts on ``model``'s live steps, as shares of every step played."""
+    from collections import Counter
+
+    from guirl.envs.base import make_env
+    from guirl.judges.analyzer import GroundTruthAnalyzer, trajectory_requests
+    from guirl.models.load import load_rollout_policy
+    from guirl.rollout.engine import SamplingParams
+    from guirl.rollout.hf_engine import HFEngine
+    from guirl.rollout.online import EnvSlots, run_online
+    from guirl.rollout.runner import EpisodeSpec
+
+    policy = load_rollout_policy(model, 0, None, None, None)
+    engine = HFEngine(policy.model, policy.processor)
+    specs = [EpisodeSpec(task=f, seed=500 + k) for f in families for k in range(episodes)]
+    envs = EnvSlots(lambda: make_env("sim", preset="coarse"))
+    try:
+        trajs, _ = run_online(engine, policy, envs, specs, SamplingParams(n=1, temperature=temperature,
+                              max_new_tokens=96, seed=0), 16)
+    finally:
+        envs.close()
+    judge, counts = GroundTruthAnalyzer(), Counter()
+    for tr in trajs:
+        for request in trajectory_requests(tr, policy.prompt.fmt):
+            v = judge(request).verdict
+            counts[(v["consistency"], v["effectiveness"])] += 1
+    n = max(1, sum(counts.values()))
+    return {"model": model, "temperature": temperature, "steps": sum(counts.values()),
+            "episodes": len(specs), "success": round(sum(bool(t.success) for t in trajs) / len(specs), 4),
+            "consistent": round((counts[(1, 0)] + counts[(1, 1)]) / n, 4),
+            "effective": round((counts[(0, 1)] + counts[(1, 1)]) / n, 4),
+            "good": round(counts[(1, 1)] / n, 4), "neither": round(counts[(0, 0)] / n, 4)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", nargs="+", required=True, metavar="[LABEL=]DIR",
+    parser.add_argument("--runs", nargs="+", default=[], metavar="[LABEL=]DIR",
                         help="ComputerSD run directories (with metrics.jsonl)")
+    parser.add_argument("--analyzer-mix", nargs="*", default=[], metavar="MODEL",
+                        help="judge these models' own live steps with the ground-truth analyzer")
+    parser.add_argument("--temperatures", nargs="+", type=float, default=[0.0, 1.0])
+    parser.add_argument("--episodes", type=int, default=4, help="live episodes per family for --analyzer-mix")
     parser.add_argument("--results", default=None, help="write the rows as JSON here (results/computersd_signal.json)")
     args = parser.parse_args()
+    if not args.runs and not args.analyzer_mix:
+        parser.error("give --runs and / or --analyzer-mix")
+    for model in args.analyzer_mix:
+        if not (Path(model) / "config.json").is_file():
+            parser.error(f"--analyzer-mix {model}: not a model directory (no config.json)")
     rows = {}
     for item in args.runs:
         label, _, path = item.rpartition("=")
@@ -85,11 +137,16 @@ def main() -> None:
         print(f"{name:<40} {r['outcome_steps']:>7.2f} "
               f"{r['grad_norm_outcome'] or 0:>8.4f} {r['grad_norm_silent'] or 0:>10.4f} {r['opsd_loss'] or 0:>7.4f} "
               f"{r['good_steps'] or 0:>5.2f} {rs['first_half']:>9.3f} / {rs['last_half']:.3f}")
+    mix = [analyzer_mix(m, t, args.episodes) for m in args.analyzer_mix for t in args.temperatures]
+    for m in mix:
+        print(f"{m['model']} at T={m['temperature']}: {m['steps']} live steps; consistent {m['consistent']:.2f}, "
+              f"effective {m['effective']:.2f}, both {m['good']:.2f}, neither {m['neither']:.2f}; "
+              f"episode success {m['success']:.2f}")
     if args.results:
         from base_agent import commit
 
         out = {"command": " ".join(["python", "benchmarks/computersd_signal.py", *sys.argv[1:]]), "commit": commit(),
-               "runs": rows}
+               "runs": rows, **({"analyzer_mix": mix} if mix else {})}
         Path(args.results).parent.mkdir(parents=True, exist_ok=True)
         Path(args.results).write_text(json.dumps(out, indent=1))
 

@@ -169,6 +169,10 @@ def computersd_signal(result: dict) -> list[str]:
                         if r["good_steps"] is not None else "no analyzer (OPSD off); ") + "training episodes' "
                      f"success {_u(rs['first_half'])} in the first half of the steps, {_u(rs['last_half'])} in the "
                      "second.")
+    for m in result.get("analyzer_mix") or []:
+        lines.append(f"- `{m['model']}`'s own live steps at temperature {m['temperature']:g} ({m['steps']} steps of "
+                     f"{m['episodes']} episodes): effective {m['effective']:.0%}, consistent {m['consistent']:.0%}, "
+                     f"both (a +1 step) {m['good']:.0%}, neither {m['neither']:.0%}; episode success {_u(m['success'])}.")
     return lines
 
 

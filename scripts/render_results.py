@@ -237,6 +237,14 @@ def render_computersd_signal(result: dict) -> list[str]:
         lines.append(f"| {name} | {r['steps']} | {_f(r['outcome_steps'], 2)} | {_f(r['grad_norm_outcome'], 4)} | "
                      f"{_f(r['grad_norm_silent'], 4)} | {_f(r['opsd_loss'], 4)} | {_f(r['good_steps'], 2)} | "
                      f"{_f(rs['first_half'])} | {_f(rs['last_half'])} |")
+    mix = result.get("analyzer_mix") or []
+    if mix:
+        lines += ["", "The ground-truth analyzer on a model's own live steps (seven multi-step families, world seeds 500+, "
+                  "16 steps at most):", "",
+                  "| model | temperature | episodes | steps | consistent | effective | both (+1) | neither | success |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {m['model']} | {m['temperature']:g} | {m['episodes']} | {m['steps']} | {_f(m['consistent'], 2)} | "
+                  f"{_f(m['effective'], 2)} | {_f(m['good'], 2)} | {_f(m['neither'], 2)} | {_f(m['success'])} |" for m in mix]
     return lines + [""] + _provenance(result)
 
 

@@ -35,3 +35,11 @@ def test_a_directory_without_a_log_is_one_line_and_exit_2(tmp_path):
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "computersd_signal.py"), "--runs", str(tmp_path)],
                          capture_output=True, text=True)
     assert run.returncode == 2 and "no metrics.jsonl" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_the_analyzer_mix_of_a_real_agent_partitions_its_live_steps():
+    mix = computersd_signal.analyzer_mix(str(ROOT / "checkpoints" / "computersd-start-history-tiny"), 0.0, 1,
+                                         ("mobile.toggle_setting", "web.search_open"))
+    assert mix["episodes"] == 2 and mix["steps"] >= 2
+    both_or_one = mix["consistent"] + mix["effective"] - mix["good"]
+    assert abs(both_or_one + mix["neither"] - 1.0) < 1e-3  # every step is consistent, effective, both or neither
