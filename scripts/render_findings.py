@@ -184,6 +184,11 @@ def _opt_pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.0%}"
 
 
+def rl_recipes_computersd_validation(result: dict) -> list[str]:
+    """The OPSD-coefficient pilot on validation data: each coefficient against the recipe's own (the untagged row)."""
+    return _against_reference(result, lambda n: "[" not in n)
+
+
 def guilibra_kl_pearson(result: dict) -> list[str]:
     """``benchmarks/guilibra_kl_pearson.py``: Pearson's r between offline step success and each online score over
     the checkpoints, with and without KL, and whether the paper's ordering (higher with KL) comes out."""
@@ -219,7 +224,8 @@ def _opt(x: float | None) -> str:
 
 
 FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "rl_recipes_asft": rl_recipes_asft,
-            "rl_recipes_computersd": rl_recipes_computersd, "computersd_signal": computersd_signal,
+            "rl_recipes_computersd": rl_recipes_computersd,
+            "rl_recipes_computersd_validation": rl_recipes_computersd_validation, "computersd_signal": computersd_signal,
             "guilibra_kl_pearson": guilibra_kl_pearson}
 BLOCK = re.compile(r"(<!-- rendered from results/(?P<stem>[\w-]+)\.json -->\n)(?P<body>.*?)(<!-- end rendered -->)",
                    re.DOTALL)
