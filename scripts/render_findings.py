@@ -124,8 +124,8 @@ def _against_reference(result: dict, is_reference) -> list[str]:
             if other is None:
                 continue
             d, spreads = r["mean"] - other["mean"], r["spread"] + other["spread"]
-            if s == "episode_success" and abs(d) < 1 / r["n"]:  # success moves by whole episodes
-                parts.append(f"{SPLIT_NAMES[s]} {_s(d)} (less than one episode of {r['n']})")
+            if s == "episode_success" and abs(d) * r["n"] < 0.99:  # success moves by whole episodes (the means
+                parts.append(f"{SPLIT_NAMES[s]} {_s(d)} (less than one episode of {r['n']})")  # are rounded: 0.99)
             elif row["seeds"] < 2 or recipes[ref]["seeds"] < 2:
                 parts.append(f"{SPLIT_NAMES.get(s, s)} {_s(d)} (one seed: no spread to compare with)")
             else:
