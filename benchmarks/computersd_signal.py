@@ -70,13 +70,12 @@ def signal(rows: list[dict]) -> dict:
                                 "last_half": mean("rollout/success", rows[half:])}}
 
 
-FAMILIES = ("desktop.change_settings", "desktop.open_file", "desktop.save_document", "web.search_open", "web.shopping",
-            "mobile.add_contact", "mobile.toggle_setting")
-
-
-def analyzer_mix(model: str, temperature: float, episodes: int, families: tuple[str, ...] = FAMILIES) -> dict:
-    """The ground-truth analyzer's verdicts on ``model``'s live steps, as shares of every step played."""
+def analyzer_mix(model: str, temperature: float, episodes: int, families: tuple[str, ...] | None = None) -> dict:
+    """The ground-truth analyzer's verdicts on ``model``'s live steps, as shares of every step played
+    (``families``: default, the tasks of recipes/computersd_history_tiny.yaml)."""
     from collections import Counter
+
+    import yaml
 
     from guirl.envs.base import make_env
     from guirl.judges.analyzer import GroundTruthAnalyzer, trajectory_requests
@@ -88,6 +87,7 @@ def analyzer_mix(model: str, temperature: float, episodes: int, families: tuple[
 
     policy = load_rollout_policy(model, 0, None, None, None)
     engine = HFEngine(policy.model, policy.processor)
+    families = families or yaml.safe_load((ROOT / "recipes" / "computersd_history_tiny.yaml").read_text())["tasks"]
     specs = [EpisodeSpec(task=f, seed=500 + k) for f in families for k in range(episodes)]
     envs = EnvSlots(lambda: make_env("sim", preset="coarse"))
     try:

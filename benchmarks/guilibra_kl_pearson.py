@@ -86,7 +86,7 @@ def train(out: Path, name: str, seed: int, overrides: list[str]) -> dict:
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-    points = unique_steps([point(r) for r in rows if "eval/online_success" in r])
+    points = [point(r) for r in rows if "eval/online_success" in r]  # summarise keeps one per step
     return {"run": str(run), "wall_s": time.perf_counter() - t0, "points": points} | ({"resumed": True} if resumed else {})
 
 
@@ -118,10 +118,12 @@ def summarise(start: dict, results: dict, conditions: list[str]) -> dict:
     """
     table = {}
     for name in conditions:
-        runs = [v for k, v in results.items() if k.split("/")[0] == name]
+        mine = {k.split("/")[1]: v | {"points": unique_steps(v["points"])} for k, v in results.items()
+                if k.split("/")[0] == name}
+        runs = list(mine.values())
         if not runs:
             continue
-        points = [start] + [p for r in runs for p in unique_steps(r["points"])]
+        points = [start] + [p for r in runs for p in r["points"]]
         final = {}
         for side in ("offline", *ONLINE):
             finals = [run["points"][-1][side] for run in runs if run["points"][-1].get(side) is not None]
@@ -135,11 +137,10 @@ def summarise(start: dict, results: dict, conditions: list[str]) -> dict:
             pearsons[side] = None if math.isnan(r) else round(r, 3)
         table[name] = {"seeds": len(runs), "points": len(points), "final": final, "pearson": pearsons,
                        "wall_min": round(statistics.fmean(run["wall_s"] for run in runs) / 60, 2),
-                       "curves": {k.split("/")[1]: unique_steps(v["points"]) for k, v in results.items()
-                                  if k.split("/")[0] == name},
-                       **({"resumed": sorted(k.split("/")[1] for k, v in results.items()
-                                             if k.split("/")[0] == name and v.get("resumed"))}
-                          if any(v.get("resumed") for k, v in results.items() if k.split("/")[0] == name) else {})}
+                       "curves": {seed: v["points"] for seed, v in mine.items()}}
+        resumed = sorted(seed for seed, v in mine.items() if v.get("resumed"))
+        if resumed:
+            table[name]["resumed"] = resumed
     return table
 
 
