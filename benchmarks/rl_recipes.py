@@ -11,10 +11,11 @@ built-in-world states of data seed 3, then evaluates the final model greedily (b
 model was trained: its history window and thought) on held-out data of ``--eval-seed`` (7, never trained or
 tuned on; 5 or 6 to choose settings on validation data): multi-step steps of trained task families
 (``steps_unseen_seeds``, also split into ``multi_solution`` steps, several valid actions, and
-``single_solution`` steps, one: LiteGUI's splits), of unseen families (``steps_unseen_tasks``), grounding screens, error-recovery steps
-and whole-episode success when the agent plays sim tasks of the trained families (with ``episode_progress``, the share of
-its task's milestones each episode reached: a finer online score). The base model meets the
-same steps, so every run has a paired difference per split (mean per-step difference and its 95% interval).
+``single_solution`` steps, one: LiteGUI's splits), of unseen families (``steps_unseen_tasks``), grounding
+screens, error-recovery steps (``recovery``, also split into InfiGUI-R1's ``error_escape`` and ``back_on_track``
+steps) and whole-episode success when the agent plays sim tasks of the trained families (with
+``episode_progress``, the share of its task's milestones each episode reached: a finer online score). The base
+model meets the same steps, so every run has a paired difference per split (mean per-step difference and its 95% interval).
 
 Prints, per recipe and split, the base score, mean and standard deviation over seeds after training, the
 difference, each seed's paired interval and the mean wall time, and says whether the recipe passes the
@@ -56,6 +57,12 @@ SPLITS = {"steps_unseen_seeds": "trajectories/test_seed.jsonl", "steps_unseen_ta
           "grounding": "grounding/test_seed.jsonl",
           # error-escape and back-on-track steps built from data seed 7's episodes (InfiGUI-R1's scenarios)
           "recovery": "trajectories/recovery.jsonl"}
+# Parts of a split scored apart, each a filter of its steps (the per-step vectors keep the split's order):
+# LiteGUI's steps with several valid actions and with one; InfiGUI-R1's two recovery scenarios.
+SUBSPLITS = {"steps_unseen_seeds": {"multi_solution": lambda step: len(step.valid_actions) >= 2,
+                                    "single_solution": lambda step: len(step.valid_actions) < 2},
+             "recovery": {"error_escape": lambda step: step.label == "error_escape",
+                          "back_on_track": lambda step: step.label == "back_on_track"}}
 
 
 def ensure_data(out: Path, seed: int, per_task: int | None = None) -> Path:
@@ -99,11 +106,9 @@ def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, see
         predictions: list = []
         scores[name] = evaluate_steps(engine, policy.prompt, policy.frame_for, held, 96, predictions)["eval/step_success"]
         scores["per_step"][name] = [int(m.success) for _, m, _ in predictions]
-        if name == "steps_unseen_seeds":  # LiteGUI's splits: steps with several valid actions and with one
-            for sub, several in (("multi_solution", True), ("single_solution", False)):
-                vector = [ok for (_, step, _), ok in zip(held, scores["per_step"][name], strict=True)
-                          if (len(step.valid_actions) >= 2) == several]
-                scores[sub], scores["per_step"][sub] = sum(vector) / max(len(vector), 1), vector
+        for sub, keep in SUBSPLITS.get(name, {}).items():
+            vector = [ok for (_, step, _), ok in zip(held, scores["per_step"][name], strict=True) if keep(step)]
+            scores[sub], scores["per_step"][sub] = sum(vector) / max(len(vector), 1), vector
     families = json.loads((data / "manifest.json").read_text())["splits"]["train"]
     if episodes and (splits is None or "episode_success" in splits):
         live = episode_success(policy, engine, data, episodes * len(families), 96)

@@ -19,7 +19,8 @@ import re
 
 U, M, S = "steps_unseen_seeds", "multi_solution", "single_solution"
 SPLIT_NAMES = {U: "all multi-step steps", M: "multi-solution", S: "single-solution", "episode_success": "live episode success",
-              "episode_progress": "live episode progress"}
+              "episode_progress": "live episode progress", "recovery": "error-recovery steps",
+              "error_escape": "error-escape steps", "back_on_track": "back-on-track steps"}
 
 
 def _s(x: float) -> str:
@@ -155,6 +156,14 @@ def rl_recipes_computersd(result: dict) -> list[str]:
             "- The paper's ordering: ComputerSD > GRPO + PRM > outcome-only GRPO > prompt-only."]
 
 
+def rl_recipes_infigui(result: dict) -> list[str]:
+    """``benchmarks/rl_recipes.py`` runs of InfiGUI-R1's RLOO with error-recovery states from the agent's own
+    mistakes and its ablations; each ablation against the full recipe (the row tagged ``[own recovery]``)."""
+    return [*_against_reference(result, lambda n: n.endswith("[own recovery]")),
+            "- The paper reports no ablation of either part; it credits sub-goal guidance and the error-recovery "
+            "scenarios together for its trajectory results (AndroidControl)."]
+
+
 def computersd_signal(result: dict) -> list[str]:
     """``benchmarks/computersd_signal.py``: per run, how often the outcome term had a signal and how large the update
     was with it and without it."""
@@ -224,7 +233,7 @@ def _opt(x: float | None) -> str:
 
 
 FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "rl_recipes_asft": rl_recipes_asft,
-            "rl_recipes_computersd": rl_recipes_computersd,
+            "rl_recipes_computersd": rl_recipes_computersd, "rl_recipes_infigui": rl_recipes_infigui,
             "rl_recipes_computersd_validation": rl_recipes_computersd_validation, "computersd_signal": computersd_signal,
             "guilibra_kl_pearson": guilibra_kl_pearson}
 BLOCK = re.compile(r"(<!-- rendered from results/(?P<stem>[\w-]+)\.json -->\n)(?P<body>.*?)(<!-- end rendered -->)",

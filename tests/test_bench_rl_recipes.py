@@ -66,26 +66,35 @@ def test_summary_pairs_every_seed_with_the_base_steps():
     assert rl_recipes.summarise(results)["recipes"]["r"]["splits"]["steps_unseen_seeds"]["passes"] is False
 
 
-def test_litegui_splits_partition_the_trained_family_steps(tmp_path):
-    """``multi_solution`` and ``single_solution`` are the trained-family steps with several valid actions and with
-    one: their per-step vectors are those steps' outcomes, in the same order, and together every step."""
+@pytest.mark.parametrize("split,rel,parts", [
+    ("steps_unseen_seeds", "trajectories/test_seed.jsonl",
+     {"multi_solution": lambda s: len(s.step.valid_actions) >= 2, "single_solution": lambda s: len(s.step.valid_actions) == 1}),
+    ("recovery", "trajectories/recovery.jsonl",
+     {"error_escape": lambda s: s.step.label.value == "error_escape", "back_on_track": lambda s: s.step.label.value == "back_on_track"}),
+])
+def test_sub_splits_partition_their_split(tmp_path, split, rel, parts):
+    """LiteGUI's ``multi_solution`` / ``single_solution`` (several valid actions, one) partition the trained-family
+    steps and InfiGUI-R1's ``error_escape`` / ``back_on_track`` the recovery steps: each part's per-step vector is
+    its steps' outcomes, in the split's order, and together they are every step."""
     from guirl.envs.sim import generate_dataset
     from guirl.trainers.rl_common import load_states
 
     generate_dataset(out_dir=str(tmp_path), seed=5, train_per_task=1, test_per_task=2, grounding_train=1,
-                     grounding_test=1, tasks=["desktop.open_file", "mobile.toggle_setting"], heldout_tasks=[])
+                     grounding_test=1, tasks=["desktop.open_file", "mobile.toggle_setting"], heldout_tasks=[],
+                     recovery_prob=1.0)
     model = Path(rl_recipes.ROOT) / "checkpoints" / "base-agent-history-tiny"
-    scores = rl_recipes.evaluate_model(model, tmp_path, 0, 0, splits=["steps_unseen_seeds"])
-    steps = [s for s in load_states([str(tmp_path / "trajectories/test_seed.jsonl")]) if s.step.valid_actions]
+    scores = rl_recipes.evaluate_model(model, tmp_path, 0, 0, splits=[split])
+    steps = [s for s in load_states([str(tmp_path / rel)]) if s.step.valid_actions]
     import random
 
     order = random.Random(0).sample(steps, len(steps))  # evaluate_model's order (seed 0)
-    several = [len(s.step.valid_actions) >= 2 for s in order]
-    assert any(several) and not all(several)
-    vector = scores["per_step"]["steps_unseen_seeds"]
-    assert scores["per_step"]["multi_solution"] == [ok for ok, m in zip(vector, several, strict=True) if m]
-    assert scores["per_step"]["single_solution"] == [ok for ok, m in zip(vector, several, strict=True) if not m]
-    assert scores["multi_solution"] == sum(scores["per_step"]["multi_solution"]) / several.count(True)
+    vector = scores["per_step"][split]
+    members = {part: [keep(s) for s in order] for part, keep in parts.items()}
+    assert all(any(m) and not all(m) for m in members.values())
+    assert [sum(col) for col in zip(*members.values(), strict=True)] == [1] * len(order)  # a partition
+    for part, member in members.items():
+        assert scores["per_step"][part] == [ok for ok, m in zip(vector, member, strict=True) if m]
+        assert scores[part] == sum(scores["per_step"][part]) / member.count(True)
     assert "grounding" not in scores and "episode_success" not in scores
 
 
