@@ -101,7 +101,8 @@ def pick_cpus() -> tuple[int, int]:
     """Two CPUs this process may use, on distinct physical cores where the topology tells."""
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
-        raise SystemExit(f"--pinned needs two CPU cores; this process may use {cpus}")
+        print(f"computersd_async: error: --pinned needs two CPU cores; this process may use {cpus}", file=sys.stderr)
+        raise SystemExit(2)
     first = cpus[0]
     other = next((c for c in cpus[1:] if physical_core(c) != physical_core(first)), cpus[1])
     return first, other
@@ -234,7 +235,7 @@ def main() -> None:
         args.steps = args.steps or 15
         args.warmup = 3 if args.warmup is None else args.warmup
         if args.steps <= args.warmup:
-            raise SystemExit(f"--steps {args.steps} must exceed --warmup {args.warmup}")
+            parser.error(f"--steps {args.steps} must exceed --warmup {args.warmup}")
         pinned(args)
         return
     args.warmup = 1 if args.warmup is None else args.warmup

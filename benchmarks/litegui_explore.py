@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         generate_dataset(out_dir=tmp, seed=3)
         args.episodes = str(Path(tmp) / "trajectories" / "train.jsonl")
     if not Path(args.episodes).is_file():
-        raise SystemExit(f"--episodes: {args.episodes} does not exist; write one with `guirl gen-data`")
+        parser.error(f"--episodes: {args.episodes} does not exist; write one with `guirl gen-data`")
     episodes = pick_episodes(read_episodes(args.episodes), args.steps, args.seed)
     start = time.perf_counter()
     policy = load_policy(args.model)

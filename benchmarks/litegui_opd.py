@@ -282,8 +282,9 @@ def flips(args) -> dict:
     held = scored_steps(data / "trajectories/test_seed.jsonl")
     base = results["base"]["per_step"]["steps_unseen_seeds"]
     if len(base) != len(held):
-        raise SystemExit(f"litegui_opd: error: {args.out}/results.json scored {len(base)} steps, data seed "
-                         f"{args.eval_seed} with --per-task {args.per_task} has {len(held)}; pass the run's --per-task")
+        print(f"litegui_opd: error: {args.out}/results.json scored {len(base)} steps, data seed {args.eval_seed} with "
+              f"--per-task {args.per_task} has {len(held)}; pass the run's --per-task", file=sys.stderr)
+        raise SystemExit(2)
     policy = load_policy(args.teacher)
     engine = HFEngine.from_policy(policy)
     teacher = {}

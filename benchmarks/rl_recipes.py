@@ -239,6 +239,13 @@ def main() -> None:
                         help="train nothing: add --episodes live episodes per family to the base and the finished runs")
     parser.add_argument("overrides", nargs="*", help="key=value applied to every recipe")
     args = parser.parse_args()
+    missing = [r for r in args.recipes if not (ROOT / "recipes" / f"{r}.yaml").is_file()]
+    if missing:
+        parser.error(f"--recipes: no recipes/{missing[0]}.yaml; choose from "
+                     f"{', '.join(sorted(p.stem for p in (ROOT / 'recipes').glob('*.yaml')))}")
+    for flag, model in (("--base", args.base), ("--start", args.start)):
+        if model and "{seed}" not in model and not (Path(model) / "config.json").is_file():
+            parser.error(f"{flag} {model}: not a model directory (no config.json); give a trained model")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.json"
@@ -249,8 +256,8 @@ def main() -> None:
     names = [("trl:" if args.trainer == "trl" else "") + r + (f"[{args.tag}]" if args.tag else "") for r in args.recipes]
     if args.add_episodes:
         if "base" in results and _without_episodes(results["setting"]) != _without_episodes(setting):
-            raise SystemExit(f"rl_recipes: error: {results_path} holds results of {results.get('setting')}; "
-                             f"use another --out for {setting}")
+            parser.error(f"--out: {results_path} holds results of {results.get('setting')}; "
+                         f"use another --out for {setting}")
         add_episodes(results, results_path, [f"{n}/seed{s}" for n in names for s in args.seeds], eval_data,
                      args.episodes, args.base)
     elif "base" not in results:
@@ -258,8 +265,8 @@ def main() -> None:
         results["setting"] = setting
         results_path.write_text(json.dumps(results, indent=1))
     elif results.get("setting") != setting:
-        raise SystemExit(f"rl_recipes: error: {results_path} holds results of {results.get('setting')}; "
-                         f"use another --out for {setting}")
+        parser.error(f"--out: {results_path} holds results of {results.get('setting')}; "
+                     f"use another --out for {setting}")
     for recipe, name in [] if args.add_episodes else zip(args.recipes, names, strict=True):
         for seed in args.seeds:
             key = f"{name}/seed{seed}"
@@ -283,6 +290,12 @@ def main() -> None:
         Path(args.results).write_text(json.dumps(summary, indent=1))
 
 
+def refuse(message: str) -> None:
+    """Bad input: one line naming it, exit 2 (argparse's convention), no traceback."""
+    print(f"rl_recipes: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def _without_episodes(setting: dict) -> dict:
     return {k: v for k, v in setting.items() if k != "episodes"}
 
@@ -293,14 +306,12 @@ def add_episodes(results: dict, path: Path, keys: list[str], data: Path, episode
     each model; the directory's episode count becomes ``episodes``. Refuses, with one line, a directory whose base
     already played another count, since its episodes would not pair with the new ones."""
     if "base" not in results:
-        raise SystemExit(f"rl_recipes: error: {path} has no base evaluation; run the benchmark without "
-                         "--add-episodes first")
+        refuse(f"{path} has no base evaluation; run the benchmark without --add-episodes first")
     played = results["setting"].get("episodes", 0)
     if "episode_success" in results["base"] and played != episodes:
-        raise SystemExit(f"rl_recipes: error: {path} already holds {played} live episodes per family; "
-                         f"use --episodes {played}")
+        refuse(f"{path} already holds {played} live episodes per family; use --episodes {played}")
     if episodes <= 0:
-        raise SystemExit("rl_recipes: error: --add-episodes needs --episodes 1 or more")
+        refuse("--add-episodes needs --episodes 1 or more")
     models = [("base", base)] + [(k, str(Path(results[k]["run"]) / "final")) for k in keys if k in results]
     for key, model in models:
         scores = results[key] if key == "base" else results[key]["scores"]

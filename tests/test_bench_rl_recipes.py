@@ -98,7 +98,7 @@ def test_sub_splits_partition_their_split(tmp_path, split, rel, parts):
     assert "grounding" not in scores and "episode_success" not in scores
 
 
-def test_add_episodes_scores_the_base_and_finished_runs_on_the_same_live_episodes(tmp_path):
+def test_add_episodes_scores_the_base_and_finished_runs_on_the_same_live_episodes(tmp_path, capsys):
     """``--add-episodes``: the base model and each finished run play the same live episodes (a real model in the
     real sim world), merged into their scores so that the ``episode_success`` row pairs them; a second call with
     another count is refused with one line."""
@@ -129,5 +129,19 @@ def test_add_episodes_scores_the_base_and_finished_runs_on_the_same_live_episode
     import json
 
     assert json.loads(path.read_text())["r/seed0"]["scores"]["episode_success"] == results["r/seed0"]["scores"]["episode_success"]
-    with pytest.raises(SystemExit, match="already holds 2 live episodes per family; use --episodes 2"):
+    with pytest.raises(SystemExit) as refused:
         rl_recipes.add_episodes(results, path, ["r/seed0"], data, 3, str(model))
+    assert refused.value.code == 2
+    assert capsys.readouterr().err.strip().endswith("already holds 2 live episodes per family; use --episodes 2")
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--recipes", "no_such_recipe"], "--recipes: no recipes/no_such_recipe.yaml; choose from"),
+    (["--recipes", "infigui_rloo_tiny", "--base", "no/such/model"], "--base no/such/model: not a model directory"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, says):
+    """A wrong recipe name or model path is refused before any data is generated: one line, exit 2."""
+    done = subprocess.run([sys.executable, str(Path(rl_recipes.ROOT) / "benchmarks" / "rl_recipes.py"), *args,
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
