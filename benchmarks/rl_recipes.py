@@ -26,7 +26,9 @@ interrupted training run resumes from its last checkpoint. Extra ``key=value`` a
 the table (command, commit, seeds; no per-step vectors) as JSON for docs/results.md.
 
 ``--start`` trains from another model than ``--base`` (``{seed}`` in it becomes the training seed: a pipeline's
-second stage from each seed's first-stage model) while the rows stay paired against ``--base``.
+second stage from each seed's first-stage model). The rows stay paired against ``--base``; each start is also
+scored (once, into ``results.json``'s ``starts``) and every split gets an ``own_start`` row: the gain over each
+seed's own start, paired step by step, with the same bar.
 
 ``--add-episodes`` trains nothing: it plays ``--episodes`` live episodes per trained family with the base model and
 with every finished run of ``--recipes`` (and ``--tag``) and ``--seeds`` in ``--out`` that lacks them (the same
@@ -273,7 +275,12 @@ def main() -> None:
             if key in results:
                 continue
             start = (args.start or args.base).replace("{seed}", str(seed))
+            if args.start and _portable(start) not in results.setdefault("starts", {}):  # paired against it too
+                results["starts"][_portable(start)] = evaluate_model(Path(start), eval_data, args.samples,
+                                                                     args.episodes, splits=args.splits)
+                results_path.write_text(json.dumps(results, indent=1))
             info = train(recipe, seed, out, train_data, [*args.overrides, f"model={start}"], args.trainer)
+            info["start"] = _portable(start)
             info["scores"] = evaluate_model(Path(info["run"]) / "final", eval_data, args.samples, args.episodes,
                                             splits=args.splits)
             results[key] = info
@@ -340,7 +347,7 @@ def summarise(results: dict) -> dict:
     from base_agent import paired
     base = results["base"]
     table: dict = {}
-    names = sorted({k.split("/")[0] for k in results if k not in ("base", "setting", "base_model")})
+    names = sorted({k.split("/")[0] for k in results if k not in ("base", "setting", "base_model", "starts")})
     for name in names:
         runs = {k.split("/")[1]: v for k, v in results.items() if k.split("/")[0] == name}
         rows = {}
@@ -359,10 +366,39 @@ def summarise(results: dict) -> dict:
                            "paired": pairs, "n": len(base["per_step"].get(split, [])),
                            "passes": verdict(mean - base[split], spread, [p["low"] for p in pairs.values()])
                            if len(values) > 1 else None}
+            own = own_start(seeds, results.get("starts", {}), split)
+            if own:
+                rows[split]["own_start"] = own
         table[name] = {"splits": rows, "seeds": len(runs),
                        "wall_min": round(statistics.mean(r["wall_s"] for r in runs.values()) / 60, 2),
                        "peak_rss_gb": round(max(r["peak_rss_mb"] for r in runs.values()) / 1024, 2)}
     return {"base_model": results.get("setting", {}).get("base_model"), "recipes": table, "versus_trl": versus_trl(table)}
+
+
+def own_start(runs: dict, starts: dict, split: str) -> dict | None:
+    """The gain of ``runs`` (seed -> run) over each seed's own start (``--start`` with ``{seed}``: a pipeline's
+    second stage over its first-stage model), paired step by step: the start's mean, the mean of the per-seed
+    gains, their spread, each seed's paired interval and the bar. None unless every run's start was scored on
+    ``split``.
+
+    >>> s = lambda v: {"scores": {"x": sum(v) / len(v), "per_step": {"x": v}}}
+    >>> runs = {"seed0": s([1, 1, 1, 0]) | {"start": "a"}, "seed1": s([1, 1, 0, 0]) | {"start": "b"}}
+    >>> starts = {"a": s([1, 0, 0, 0])["scores"], "b": s([0, 0, 0, 0])["scores"]}
+    >>> own = own_start(runs, starts, "x"); own["start"], own["gain"], own["spread"], own["passes"]
+    (0.125, 0.5, 0.0, False)
+    """
+    from base_agent import paired
+
+    scored = {seed: starts.get(r.get("start"), {}) for seed, r in runs.items()}
+    if not runs or any(split not in st.get("per_step", {}) or split not in r["scores"].get("per_step", {})
+                       for st, r in zip(scored.values(), runs.values(), strict=True)):
+        return None
+    gains = [r["scores"][split] - scored[seed][split] for seed, r in runs.items()]
+    pairs = {seed: paired(scored[seed]["per_step"][split], r["scores"]["per_step"][split]) for seed, r in runs.items()}
+    gain, spread = statistics.mean(gains), statistics.stdev(gains) if len(gains) > 1 else 0.0
+    return {"start": round(statistics.mean(st[split] for st in scored.values()), 4), "gain": round(gain, 4),
+            "spread": round(spread, 4), "paired": pairs,
+            "passes": verdict(gain, spread, [p["low"] for p in pairs.values()]) if len(gains) > 1 else None}
 
 
 def versus_trl(table: dict, split: str = "steps_unseen_seeds") -> dict:

@@ -115,6 +115,12 @@ def _against_reference(result: dict, is_reference) -> list[str]:
                  for s, r in row["splits"].items()]
         lines.append(f"- `{name}` ({row['seeds']} seed{'s' if row['seeds'] != 1 else ''}, {row['wall_min']:.1f} min training, "
                      f"{row['peak_rss_gb']:.2f} GB): " + "; ".join(parts) + ".")
+        own = [f"{SPLIT_NAMES.get(s, s)} (its starts {_u(o['start'])}) "
+               + (f"{_gain_text(o)}, {verdicts[o['passes']]}" if row["seeds"] > 1 else
+                  f"{_interval(next(iter(o['paired'].values())))} (paired 95% interval)")
+               for s, r in row["splits"].items() if (o := r.get("own_start"))]
+        if own:
+            lines.append(f"- `{name}` over each seed's own start: " + "; ".join(own) + ".")
     ref = next((n for n in recipes if is_reference(n)), None)
     for name, row in recipes.items():
         if ref is None or name == ref:

@@ -144,6 +144,12 @@ def _recipes_table(result: dict) -> list[str]:
             bar = {True: "pass", False: "miss", None: "-"}[r["passes"]]
             lines.append(f"| {name} | {split} | {r['n']} | {_f(r['base'])} | {_f(r['mean'])} +- {_f(r['spread'])} | "
                          f"{r['gain']:+.3f} | {pairs} | {bar} | {_f(row['wall_min'], 1)} | {_f(row['peak_rss_gb'], 2)} |")
+            own = r.get("own_start")
+            if own:  # a second stage against each seed's own first-stage model (the start column: their mean)
+                pairs = "; ".join(f"{p['diff']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]" for p in own["paired"].values())
+                lines.append(f"| {name}, over each seed's start | {split} | {r['n']} | {_f(own['start'])} | "
+                             f"{_f(r['mean'])} +- {_f(r['spread'])} | {own['gain']:+.3f} +- {_f(own['spread'])} | {pairs} | "
+                             f"{ {True: 'pass', False: 'miss', None: '-'}[own['passes']]} | | |")
     return lines
 
 

@@ -66,6 +66,37 @@ def test_summary_pairs_every_seed_with_the_base_steps():
     assert rl_recipes.summarise(results)["recipes"]["r"]["splits"]["steps_unseen_seeds"]["passes"] is False
 
 
+def test_a_second_stage_is_paired_against_each_seeds_own_start():
+    """``--start`` with ``{seed}``: each run is also paired against its own first-stage model (scored into
+    ``results["starts"]``), and the bar is applied to those gains; the docs render both rows."""
+    sys.path.insert(0, str(Path(rl_recipes.ROOT) / "scripts"))
+    import render_findings
+    import render_results
+
+    def scores(ones: int) -> dict:  # the first ``ones`` of 100 steps succeed
+        v = [1] * ones + [0] * (100 - ones)
+        return {"steps_unseen_seeds": ones / 100, "per_step": {"steps_unseen_seeds": v}}
+
+    results = {"base": scores(60), "setting": {"base_model": "checkpoints/x", "eval_seed": 7},
+               "starts": {f"/r/stage1-seed{i}/final": scores(40 + i) for i in range(3)}}
+    for i, after in enumerate((50, 52, 51)):  # each seed gains 9-11 over its own start, loses 8-10 to the base
+        results[f"r/seed{i}"] = {"wall_s": 60.0, "peak_rss_mb": 1024.0, "scores": scores(after),
+                                 "start": f"/r/stage1-seed{i}/final"}
+    row = rl_recipes.summarise(results)["recipes"]["r"]["splits"]["steps_unseen_seeds"]
+    assert row["gain"] == -0.09 and row["passes"] is False
+    own = row["own_start"]
+    assert own["start"] == 0.41 and own["gain"] == 0.1 and own["spread"] == 0.01 and own["passes"] is True
+    assert [p["diff"] for p in own["paired"].values()] == [0.1, 0.11, 0.09]
+    results["r/seed2"]["start"] = "/r/never-scored"  # a seed whose start was not scored: no own-start row
+    assert "own_start" not in rl_recipes.summarise(results)["recipes"]["r"]["splits"]["steps_unseen_seeds"]
+    results["r/seed2"]["start"] = "/r/stage1-seed2/final"
+    summary = rl_recipes.summarise(results)
+    table = "\n".join(render_results.render_rl_recipes(summary))
+    assert "| r, over each seed's start | steps_unseen_seeds | 100 | 0.410 |" in table and "+0.100 +- 0.010" in table
+    prose = "\n".join(render_findings._against_reference(summary, lambda n: False))
+    assert "over each seed's own start: all multi-step steps (its starts 0.410) +0.100 +- 0.010, clears the bar" in prose
+
+
 @pytest.mark.parametrize("split,rel,parts", [
     ("steps_unseen_seeds", "trajectories/test_seed.jsonl",
      {"multi_solution": lambda s: len(s.step.valid_actions) >= 2, "single_solution": lambda s: len(s.step.valid_actions) == 1}),
