@@ -170,6 +170,23 @@ def rl_recipes_infigui(result: dict) -> list[str]:
             "scenarios together for its trajectory results (AndroidControl)."]
 
 
+def infigui_subgoal(result: dict) -> list[str]:
+    """``benchmarks/infigui_subgoal.py``: how often each model names its step's sub-goal, its success with and
+    without it, and (after the first) the paired change in both."""
+    lines = []
+    for label, r in result["models"].items():
+        failed = 1 - r["success"]
+        line = (f"- `{label}`: names the step's sub-goal on {r['named']:.0%} of {r['steps']} steps (mean S / 10 "
+                f"{_u(r['subgoal'])}); step success {_u(r['success_named'])} when it does, {_u(r['success_not_named'])} "
+                f"when it does not" + (f"; of its failed steps ({failed:.0%} of all) {1 - r['failed_named']:.0%} come "
+                                        "with a wrong or missing sub-goal" if r["failed_named"] is not None else ""))
+        if "paired" in r:
+            line += (f"; against `{next(iter(result['models']))}`: success {_interval(r['paired']['success'])}, "
+                     f"S / 10 {_interval(r['paired']['subgoal'])} (paired 95% intervals)")
+        lines.append(line + ".")
+    return lines
+
+
 def computersd_signal(result: dict) -> list[str]:
     """``benchmarks/computersd_signal.py``: per run, how often the outcome term had a signal and how large the update
     was with it and without it."""
@@ -241,6 +258,7 @@ def _opt(x: float | None) -> str:
 FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "rl_recipes_asft": rl_recipes_asft,
             "rl_recipes_computersd": rl_recipes_computersd, "rl_recipes_infigui": rl_recipes_infigui,
             "rl_recipes_computersd_validation": rl_recipes_computersd_validation, "computersd_signal": computersd_signal,
+            "infigui_subgoal": infigui_subgoal,
             "guilibra_kl_pearson": guilibra_kl_pearson}
 BLOCK = re.compile(r"(<!-- rendered from results/(?P<stem>[\w-]+)\.json -->\n)(?P<body>.*?)(<!-- end rendered -->)",
                    re.DOTALL)

@@ -397,13 +397,33 @@ def render_guilibra_kl_pearson(result: dict) -> list[str]:
     return lines + [""] + _provenance(result)
 
 
+def render_infigui_subgoal(result: dict) -> list[str]:
+    lines = [f"## Where InfiGUI-R1's sub-goal reward can act (held-out data seed {result.get('eval_seed')})", "",
+             "`benchmarks/infigui_subgoal.py`: greedy answers on the held-out multi-step steps of the trained families; "
+             "S (0..10) is the ground-truth sub-goal scorer's score of the reasoning against the step's recorded "
+             f"sub-goal; a step names its sub-goal when S >= {result.get('named_at')}. Paired columns: against the "
+             "first row, step by step (mean difference and 95% interval).", "",
+             "| model | steps | step success | S / 10 | names its sub-goal | success when named | success otherwise | "
+             "failed steps that named it | success vs first | S / 10 vs first |", "|" + "---|" * 10]
+
+    def pair(p: dict | None) -> str:
+        return f"{p['diff']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]" if p else "-"
+
+    for label, r in result.get("models", {}).items():
+        lines.append(f"| {label} (`{r['model']}`) | {r['steps']} | {_f(r['success'])} | {_f(r['subgoal'])} | "
+                     f"{_f(r['named'])} | {_f(r['success_named'])} | {_f(r['success_not_named'])} | "
+                     f"{_f(r['failed_named'])} | {pair(r.get('paired', {}).get('success'))} | "
+                     f"{pair(r.get('paired', {}).get('subgoal'))} |")
+    return lines + [""] + _provenance(result)
+
+
 RENDERERS = {"guilibra_kl_pearson": render_guilibra_kl_pearson, "litegui_teacher": render_litegui_teacher, "base_agent": render_base_agent, "grounding_errors": render_grounding_errors, "base_agent_levers": render_base_agent_levers,
              "base_agent_vision_levers": render_base_agent_vision_levers,
              "rl_recipes": render_rl_recipes, "rl_visited": render_rl_visited,
              "rl_room": render_rl_room, "computersd_async": render_computersd_async,
              "litegui_opd": render_rl_recipes, "litegui_opd_flips": render_litegui_opd_flips,
              "litegui_pipeline": render_litegui_pipeline, "computersd_signal": render_computersd_signal,
-             "ccpo_casc": render_ccpo_casc, "ccpo_casc_validation": render_ccpo_casc}
+             "ccpo_casc": render_ccpo_casc, "infigui_subgoal": render_infigui_subgoal, "ccpo_casc_validation": render_ccpo_casc}
 
 
 def render() -> str:

@@ -1,0 +1,150 @@
+"""Where InfiGUI-R1's sub-goal reward can act: does the agent fail by naming the wrong sub-goal, or by acting
+wrongly on the right one? And does training with the reward make the sub-goals it writes better?
+
+    python benchmarks/infigui_subgoal.py [--models start=checkpoints/base-agent-history-tiny LABEL=DIR ...]
+                                         [--eval-seed 7] [--per-task 24] [--out runs/bench-infigui-subgoal]
+                                         [--results results/infigui_subgoal.json]
+
+Every model answers the same held-out multi-step steps (``steps_unseen_seeds`` of data seed ``--eval-seed``,
+trained families, the set ``benchmarks/rl_recipes.py`` scores) greedily, prompted as it was trained. Per step the
+ground-truth sub-goal scorer (``ground_truth_subgoal``, the judge of ``recipes/infigui_rloo_tiny.yaml``) scores the
+reasoning inside ``<think>`` against the step's recorded sub-goal, ``S`` in 0..10 (the reward uses ``S / 10``).
+A step *names its sub-goal* when ``S >= --named`` (8: content-token F2 of at least 0.72).
+
+Per model: step success; the mean ``S / 10``; the share of steps that name their sub-goal; step success on those
+and on the others; and the share of *failed* steps that named their sub-goal (planning right, action wrong).
+The sub-goal term acts only on samples whose action parameters are wrong (``R_agent = w_t R_type + w_s R_subgoal``
+there): on a step that fails with the right sub-goal it already pays its full share, so what it can still teach
+is on the failed steps that did not name their sub-goal. Every model after the first is paired with the first, step by step, on
+success and on ``S / 10`` (mean difference and its 95% interval). A model's per-step vectors are kept in ``--out``
+(by its resolved path and write time): a rerun with more models scores only the new ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+
+
+def reasoning_of(text: str) -> str:
+    """The text inside the first ``<think>...</think>`` ("" when there is none, as the reward reads it).
+
+    >>> reasoning_of("<think>Open the Files app</think>click(10, 20)"), reasoning_of("click(1, 2)")
+    ('Open the Files app', '')
+    """
+    m = _THINK.search(text)
+    return m.group(1).strip() if m else ""
+
+
+def subgoal_score(text: str, sub_goal: str | None) -> int | None:
+    """``S`` (0..10) of a completion's reasoning against the recorded sub-goal; None when the step records none.
+
+    >>> subgoal_score("<think>Open the Files app</think>click(1, 2)", "Open the Files app")
+    10
+    >>> subgoal_score("click(1, 2)", "Open the Files app"), subgoal_score("<think>x</think>", None)
+    (0, None)
+    """
+    from guirl.judges.ground_truth import content_tokens, subgoal_verdict
+
+    if not sub_goal or not content_tokens(sub_goal):
+        return None
+    reasoning = reasoning_of(text)
+    return subgoal_verdict(reasoning, sub_goal)["score"] if content_tokens(reasoning) else 0
+
+
+def summarise(success: list[int], scores: list[int], named_at: int = 8) -> dict:
+    """The per-model row from per-step success (0/1) and ``S`` (steps without a recorded sub-goal left out).
+
+    >>> r = summarise([1, 0, 0, 1], [10, 9, 2, 3])
+    >>> r["named"], r["success_named"], r["success_not_named"], r["failed_named"], r["subgoal"]
+    (0.5, 0.5, 0.5, 0.5, 0.6)
+    """
+    named = [s >= named_at for s in scores]
+    on = [ok for ok, n in zip(success, named, strict=True) if n]
+    off = [ok for ok, n in zip(success, named, strict=True) if not n]
+    failed = [n for ok, n in zip(success, named, strict=True) if not ok]
+
+    def share(xs: list) -> float | None:
+        return round(sum(xs) / len(xs), 4) if xs else None
+
+    return {"steps": len(success), "success": share(success), "subgoal": round(sum(scores) / 10 / len(scores), 4),
+            "named": share(named), "success_named": share(on), "success_not_named": share(off),
+            "failed_named": share(failed), "named_steps": len(on)}
+
+
+def score_model(model: Path, data: Path) -> tuple[list[int], list[int]]:
+    """Greedy per-step success and ``S`` on the held-out steps that record a sub-goal (a fixed order)."""
+    from rl_recipes import scored_steps
+
+    from guirl.eval.steps import evaluate_steps
+    from guirl.models.load import load_policy
+    from guirl.rollout.hf_engine import HFEngine
+
+    held = [s for s in scored_steps(data / "trajectories" / "test_seed.jsonl") if s[1].sub_goal]
+    policy = load_policy(model)
+    predictions: list = []
+    evaluate_steps(HFEngine.from_policy(policy), policy.prompt, policy.frame_for, held, 96, predictions)
+    success = [int(m.success) for _, m, _ in predictions]
+    scores = [subgoal_score(text, step.sub_goal) for (_, step, _), (_, _, text) in zip(held, predictions, strict=True)]
+    return success, scores
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", nargs="+", default=[f"start={ROOT / 'checkpoints' / 'base-agent-history-tiny'}"],
+                        help="LABEL=MODEL_DIR, the first is the reference every other is paired with")
+    parser.add_argument("--eval-seed", type=int, default=7, help="held-out data seed (7; 5 or 6 for validation)")
+    parser.add_argument("--per-task", type=int, default=24, help="held-out episodes per trained family")
+    parser.add_argument("--named", type=int, default=8, help="S at or above which a step names its sub-goal")
+    parser.add_argument("--out", default="runs/bench-infigui-subgoal", help="where the held-out data is generated")
+    parser.add_argument("--results", default=None, help="write the table as JSON here (results/infigui_subgoal.json)")
+    args = parser.parse_args()
+    models = {}
+    for item in args.models:
+        label, sep, path = item.partition("=")
+        if not sep or not label:
+            parser.error(f"--models {item}: write LABEL=MODEL_DIR")
+        if not (Path(path) / "config.json").is_file():
+            parser.error(f"--models {item}: {path} is not a model directory (no config.json)")
+        models[label] = path
+    if not 0 <= args.named <= 10:
+        parser.error(f"--named {args.named}: S runs from 0 to 10")
+
+    from base_agent import commit, paired
+    from rl_recipes import _portable, ensure_data
+
+    data = ensure_data(Path(args.out), args.eval_seed, args.per_task)
+    cache_path = Path(args.out) / f"infigui_subgoal-seed{args.eval_seed}-t{args.per_task}.json"  # per model dir
+    cache = json.loads(cache_path.read_text()) if cache_path.is_file() else {}
+    vectors = {}
+    for label, path in models.items():
+        key = f"{Path(path).resolve()}@{(Path(path) / 'config.json').stat().st_mtime_ns}"  # a retrained model: anew
+        if key not in cache:
+            cache[key] = score_model(Path(path), data)
+            cache_path.write_text(json.dumps(cache))
+        vectors[label] = cache[key]
+    first = next(iter(vectors))
+    rows = {}
+    for label, (success, scores) in vectors.items():
+        rows[label] = {"model": _portable(models[label]), **summarise(success, scores, args.named)}
+        if label != first:
+            rows[label]["paired"] = {"success": paired(vectors[first][0], success),
+                                     "subgoal": paired([s / 10 for s in vectors[first][1]], [s / 10 for s in scores])}
+        print(label, json.dumps(rows[label]), flush=True)
+    if args.results:
+        result = {"command": " ".join(["python", "benchmarks/infigui_subgoal.py", *sys.argv[1:]]), "commit": commit(),
+                  "eval_seed": args.eval_seed, "per_task": args.per_task, "named_at": args.named, "models": rows}
+        Path(args.results).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.results).write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""benchmarks/infigui_subgoal.py: the sub-goal diagnosis on a real model and a real generated dataset."""
+
+from __future__ import annotations
+
+import doctest
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import infigui_subgoal  # noqa: E402
+import rl_recipes  # noqa: E402
+
+
+def test_doctests():
+    assert doctest.testmod(infigui_subgoal).failed == 0
+
+
+def test_scores_the_same_steps_as_the_recipe_benchmark(tmp_path):
+    """The success vector is rl_recipes' on the same steps (every generated step records a sub-goal), and each S is
+    the judge's score of that step's own reasoning."""
+    from guirl.envs.sim import generate_dataset
+
+    generate_dataset(out_dir=str(tmp_path), seed=5, train_per_task=1, test_per_task=2, grounding_train=1,
+                     grounding_test=1, tasks=["desktop.open_file", "mobile.toggle_setting"], heldout_tasks=[])
+    model = ROOT / "checkpoints" / "base-agent-history-tiny"
+    success, scores = infigui_subgoal.score_model(model, tmp_path)
+    expected = rl_recipes.evaluate_model(model, tmp_path, 0, 0, splits=["steps_unseen_seeds"])
+    assert success == expected["per_step"]["steps_unseen_seeds"]
+    assert len(scores) == len(success) and all(0 <= s <= 10 for s in scores)
+    assert any(s >= 8 for s in scores)  # the agent writes its sub-goal in <think>
+    row = infigui_subgoal.summarise(success, scores)
+    assert row["steps"] == len(success) and row["named_steps"] == sum(s >= 8 for s in scores)
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--models", "nolabel"], "--models nolabel: write LABEL=MODEL_DIR"),
+    (["--models", "a=no/such/dir"], "a=no/such/dir: no/such/dir is not a model directory"),
+    (["--named", "11"], "--named 11: S runs from 0 to 10"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, says):
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "infigui_subgoal.py"), *args, "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
