@@ -187,6 +187,14 @@ def infigui_subgoal(result: dict) -> list[str]:
     return lines
 
 
+def rl_recipes_guilibra(result: dict) -> list[str]:
+    """``benchmarks/rl_recipes.py`` runs of GUI-Libra's KL-GRPO + SNGS from each seed's ASFT model (``--start``):
+    against the base agent and against each seed's own ASFT start; ablations against the row tagged
+    ``[from ASFT]``."""
+    return [*_against_reference(result, lambda n: n.endswith("[from ASFT]")),
+            "- The paper's pipeline: ASFT, then KL-regularised GRPO with SNGS, each stage raising its start."]
+
+
 def computersd_signal(result: dict) -> list[str]:
     """``benchmarks/computersd_signal.py``: per run, how often the outcome term had a signal and how large the update
     was with it and without it."""
@@ -257,6 +265,7 @@ def _opt(x: float | None) -> str:
 
 FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "rl_recipes_asft": rl_recipes_asft,
             "rl_recipes_computersd": rl_recipes_computersd, "rl_recipes_infigui": rl_recipes_infigui,
+            "rl_recipes_guilibra": rl_recipes_guilibra,
             "rl_recipes_computersd_validation": rl_recipes_computersd_validation, "computersd_signal": computersd_signal,
             "infigui_subgoal": infigui_subgoal,
             "guilibra_kl_pearson": guilibra_kl_pearson}
