@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from guirl.trainers.core import OptimConfig, TrainerConfig, train
+from guirl.trainers.core import OptimConfig, TrainerConfig, process_state, train
 
 out, max_steps = Path(sys.argv[1]), int(sys.argv[2])
 pause = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
@@ -53,3 +53,8 @@ def on_step(step, metrics):
 
 result = train(cfg, model, items, collate, compute_loss, on_step=on_step)
 torch.save(result["model"].state_dict(), out / f"final_rank{os.environ.get('RANK', '0')}.pt")
+# as `guirl train` ends: every process done, then the (gloo) process group closed; a process that exits with it
+# open can abort in the group's threads at interpreter exit ("terminate called without an active exception")
+state = process_state()
+state.wait_for_everyone()
+state.destroy_process_group()
