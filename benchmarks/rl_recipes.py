@@ -35,6 +35,10 @@ with every finished run of ``--recipes`` (and ``--tag``) and ``--seeds`` in ``--
 episodes for each, so the ``episode_success`` row pairs episode by episode), and makes that the directory's
 episode count (``--episodes`` of later calls on it).
 
+``--add-splits SPLIT ...`` trains nothing: it scores the base model, every finished run of ``--recipes`` (and
+``--tag``) and ``--seeds`` in ``--out`` and their scored starts on step splits they lack (e.g. ``own_recovery``, once
+its data is written), so a split made after the runs still pairs every model on the same steps.
+
 ``--trainer trl`` trains the same recipe with TRL's GRPOTrainer instead (``benchmarks/rl_trl.py``: same model,
 prompts, states in the same order, reward, G, sampling, learning rate, steps; plain GRPO only); its rows are named
 ``trl:<recipe>``, and when both trainers' runs of a recipe are in ``--out`` the gains are printed side by side.
@@ -58,13 +62,18 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 SPLITS = {"steps_unseen_seeds": "trajectories/test_seed.jsonl", "steps_unseen_tasks": "trajectories/test_task.jsonl",
           "grounding": "grounding/test_seed.jsonl",
           # error-escape and back-on-track steps built from data seed 7's episodes (InfiGUI-R1's scenarios)
-          "recovery": "trajectories/recovery.jsonl"}
+          "recovery": "trajectories/recovery.jsonl",
+          # error-escape and back-on-track steps at the start's own mistakes on data seed 7's episodes (made by
+          # `guirl datagen error-recovery --model <start> --out <eval data>/own_recovery`; scored when present)
+          "own_recovery": "own_recovery/episodes.jsonl"}
 # Parts of a split scored apart, each a filter of its steps (the per-step vectors keep the split's order):
 # LiteGUI's steps with several valid actions and with one; InfiGUI-R1's two recovery scenarios.
 SUBSPLITS = {"steps_unseen_seeds": {"multi_solution": lambda step: len(step.valid_actions) >= 2,
                                     "single_solution": lambda step: len(step.valid_actions) < 2},
              "recovery": {"error_escape": lambda step: step.label == "error_escape",
-                          "back_on_track": lambda step: step.label == "back_on_track"}}
+                          "back_on_track": lambda step: step.label == "back_on_track"},
+             "own_recovery": {"own_error_escape": lambda step: step.label == "error_escape",
+                              "own_back_on_track": lambda step: step.label == "back_on_track"}}
 
 
 def ensure_data(out: Path, seed: int, per_task: int | None = None) -> Path:
@@ -239,6 +248,8 @@ def main() -> None:
     parser.add_argument("--title", default=None, help="the table's heading in docs/results.md (with --results)")
     parser.add_argument("--add-episodes", action="store_true",
                         help="train nothing: add --episodes live episodes per family to the base and the finished runs")
+    parser.add_argument("--add-splits", nargs="+", default=None, metavar="SPLIT",
+                        help="train nothing: score the base, the finished runs and their starts on these step splits too")
     parser.add_argument("overrides", nargs="*", help="key=value applied to every recipe")
     args = parser.parse_args()
     missing = [r for r in args.recipes if not (ROOT / "recipes" / f"{r}.yaml").is_file()]
@@ -256,12 +267,16 @@ def main() -> None:
     setting = {"base_model": _portable(args.base), "eval_seed": args.eval_seed, "per_task": args.per_task,
                "samples": args.samples, "episodes": args.episodes}
     names = [("trl:" if args.trainer == "trl" else "") + r + (f"[{args.tag}]" if args.tag else "") for r in args.recipes]
-    if args.add_episodes:
+    scoring_only = args.add_episodes or args.add_splits
+    if scoring_only:
         if "base" in results and _without_episodes(results["setting"]) != _without_episodes(setting):
             parser.error(f"--out: {results_path} holds results of {results.get('setting')}; "
                          f"use another --out for {setting}")
-        add_episodes(results, results_path, [f"{n}/seed{s}" for n in names for s in args.seeds], eval_data,
-                     args.episodes, args.base)
+        keys = [f"{n}/seed{s}" for n in names for s in args.seeds]
+        if args.add_splits:
+            add_splits(results, results_path, keys, eval_data, args.add_splits, args.base)
+        if args.add_episodes:
+            add_episodes(results, results_path, keys, eval_data, args.episodes, args.base)
     elif "base" not in results:
         results["base"] = evaluate_model(Path(args.base), eval_data, args.samples, args.episodes, splits=args.splits)
         results["setting"] = setting
@@ -269,7 +284,7 @@ def main() -> None:
     elif results.get("setting") != setting:
         parser.error(f"--out: {results_path} holds results of {results.get('setting')}; "
                      f"use another --out for {setting}")
-    for recipe, name in [] if args.add_episodes else zip(args.recipes, names, strict=True):
+    for recipe, name in [] if scoring_only else zip(args.recipes, names, strict=True):
         for seed in args.seeds:
             key = f"{name}/seed{seed}"
             if key in results:
@@ -319,9 +334,7 @@ def add_episodes(results: dict, path: Path, keys: list[str], data: Path, episode
         refuse(f"{path} already holds {played} live episodes per family; use --episodes {played}")
     if episodes <= 0:
         refuse("--add-episodes needs --episodes 1 or more")
-    models = [("base", base)] + [(k, str(Path(results[k]["run"]) / "final")) for k in keys if k in results]
-    for key, model in models:
-        scores = results[key] if key == "base" else results[key]["scores"]
+    for scores, model in scored_models(results, keys, base):
         if "episode_success" in scores:
             continue
         live = evaluate_model(Path(model), data, 0, episodes, splits=["episode_success"])
@@ -329,7 +342,37 @@ def add_episodes(results: dict, path: Path, keys: list[str], data: Path, episode
             scores[split], scores["per_step"][split] = live[split], live["per_step"][split]
         results["setting"]["episodes"] = episodes
         path.write_text(json.dumps(results, indent=1))
-        print(key, "episode_success", live["episode_success"], flush=True)
+        print(model, "episode_success", live["episode_success"], flush=True)
+
+
+def add_splits(results: dict, path: Path, keys: list[str], data: Path, splits: list[str], base: str) -> None:
+    """Score the base model, the runs ``keys`` of ``results`` (those present) and their scored starts on the
+    step ``splits`` they lack (with their sub-splits), merged into their scores and saved to ``path`` after each
+    model: a split added later (such as ``own_recovery``) pairs every model on the same steps."""
+    if "base" not in results:
+        refuse(f"{path} has no base evaluation; run the benchmark without --add-splits first")
+    for split in splits:
+        if split not in SPLITS or split in ("episode_success", "episode_progress"):
+            refuse(f"--add-splits {split}: not a step split; choose from {', '.join(SPLITS)}")
+        if not (data / SPLITS[split]).is_file():
+            refuse(f"--add-splits {split}: {data / SPLITS[split]} does not exist; write it first (see SPLITS)")
+    for scores, model in scored_models(results, keys, base):
+        todo = [s for s in splits if s not in scores]
+        if not todo:
+            continue
+        new = evaluate_model(Path(model), data, results["setting"].get("samples", 0), 0, splits=todo)
+        scores["per_step"].update(new.pop("per_step"))
+        scores.update(new)
+        path.write_text(json.dumps(results, indent=1))
+        print(model, json.dumps(new), flush=True)
+
+
+def scored_models(results: dict, keys: list[str], base: str) -> list[tuple[dict, str]]:
+    """(scores, model directory) of the base, the runs ``keys`` present in ``results`` and their scored starts."""
+    models = [(results["base"], base)] + [(results[k]["scores"], str(Path(results[k]["run"]) / "final"))
+                                          for k in keys if k in results]
+    starts = {results[k].get("start") for k in keys if k in results} & set(results.get("starts", {}))
+    return models + [(results["starts"][s], s) for s in sorted(starts)]
 
 
 def verdict(gain: float, spread: float, lows: list[float]) -> bool:

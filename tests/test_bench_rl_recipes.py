@@ -4,6 +4,7 @@ largest of every run the benchmark process started before it)."""
 from __future__ import annotations
 
 import doctest
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -176,3 +177,36 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, says):
                            "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_add_splits_scores_the_base_runs_and_starts_on_a_split_made_later(tmp_path, capsys):
+    """``--add-splits``: a split written after the runs (here the recovery steps) is scored for the base, each
+    finished run and its scored start, on the same steps, so its rows pair; a wrong split is refused in one line."""
+    from guirl.envs.sim import generate_dataset
+
+    data = tmp_path / "data"
+    generate_dataset(out_dir=str(data), seed=5, train_per_task=1, test_per_task=2, grounding_train=1,
+                     grounding_test=1, tasks=["desktop.open_file", "mobile.toggle_setting"], heldout_tasks=[],
+                     recovery_prob=1.0)
+    model = Path(rl_recipes.ROOT) / "checkpoints" / "base-agent-history-tiny"
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "final").symlink_to(model)  # the run's model: the base itself, so every paired difference is 0
+    first = rl_recipes.evaluate_model(model, data, 0, 0, splits=["steps_unseen_seeds"])
+    results = {"base": first, "setting": {"base_model": "checkpoints/x", "samples": 0},
+               "starts": {str(model): json.loads(json.dumps(first))},
+               "r/seed0": {"run": str(run), "wall_s": 1.0, "peak_rss_mb": 1.0, "scores": json.loads(json.dumps(first)),
+                           "start": str(model)}}
+    path = tmp_path / "results.json"
+    rl_recipes.add_splits(results, path, ["r/seed0"], data, ["recovery"], str(model))
+    for scores in (results["base"], results["r/seed0"]["scores"], results["starts"][str(model)]):
+        assert {"recovery", "error_escape", "back_on_track", "steps_unseen_seeds"} <= set(scores)
+        assert scores["per_step"]["recovery"] == results["base"]["per_step"]["recovery"]
+    row = rl_recipes.summarise(results)["recipes"]["r"]["splits"]
+    assert row["recovery"]["paired"]["seed0"]["diff"] == 0 and row["recovery"]["own_start"]["gain"] == 0
+    assert json.loads(path.read_text())["base"]["recovery"] == results["base"]["recovery"]
+    for split, says in (("grounding_x", "--add-splits grounding_x: not a step split"),
+                        ("own_recovery", "own_recovery/episodes.jsonl does not exist")):
+        with pytest.raises(SystemExit) as refused:
+            rl_recipes.add_splits(results, path, ["r/seed0"], data, [split], str(model))
+        assert refused.value.code == 2 and says in capsys.readouterr().err
