@@ -20,7 +20,9 @@ import re
 U, M, S = "steps_unseen_seeds", "multi_solution", "single_solution"
 SPLIT_NAMES = {U: "all multi-step steps", M: "multi-solution", S: "single-solution", "episode_success": "live episode success",
               "episode_progress": "live episode progress", "recovery": "error-recovery steps",
-              "error_escape": "error-escape steps", "back_on_track": "back-on-track steps"}
+              "error_escape": "error-escape steps", "back_on_track": "back-on-track steps",
+              "own_recovery": "recovery steps at the start's own mistakes", "own_error_escape": "their error-escape steps",
+              "own_back_on_track": "their back-on-track steps"}
 
 
 def _s(x: float) -> str:
