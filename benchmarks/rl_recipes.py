@@ -70,10 +70,9 @@ SPLITS = {"steps_unseen_seeds": "trajectories/test_seed.jsonl", "steps_unseen_ta
 # LiteGUI's steps with several valid actions and with one; InfiGUI-R1's two recovery scenarios.
 SUBSPLITS = {"steps_unseen_seeds": {"multi_solution": lambda step: len(step.valid_actions) >= 2,
                                     "single_solution": lambda step: len(step.valid_actions) < 2},
-             "recovery": {"error_escape": lambda step: step.label == "error_escape",
-                          "back_on_track": lambda step: step.label == "back_on_track"},
-             "own_recovery": {"own_error_escape": lambda step: step.label == "error_escape",
-                              "own_back_on_track": lambda step: step.label == "back_on_track"}}
+             **{split: {f"{prefix}{label}": (lambda step, label=label: step.label == label)
+                        for label in ("error_escape", "back_on_track")}
+                for split, prefix in (("recovery", ""), ("own_recovery", "own_"))}}
 
 
 def ensure_data(out: Path, seed: int, per_task: int | None = None) -> Path:
