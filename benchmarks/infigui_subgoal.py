@@ -80,6 +80,85 @@ def summarise(success: list[int], scores: list[int], named_at: int = 8) -> dict:
             "failed_named": share(failed), "named_steps": len(on)}
 
 
+def rloo(rewards: list[float]) -> list[float]:
+    """Leave-one-out advantages of one group (RLOO, as ``guirl.algorithms.advantages.rloo_advantage``).
+
+    >>> rloo([1.0, 0.0, 0.0])
+    [1.0, -0.5, -0.5]
+    """
+    g = len(rewards)
+    return [r - (sum(rewards) - r) / (g - 1) for r in rewards]
+
+
+def subgoal_in_groups(totals: list[float], parts: list[float], group_size: int) -> dict:
+    """Where the sub-goal term (``parts``, its share of each sample's reward ``totals``) moves RLOO's advantage.
+
+    >>> r = subgoal_in_groups([1.0, 0.2, 0.0, 0.0, 0.5, 0.5, 0.7, 0.5], [0.0, 0.2, 0.0, 0.0, 0.0, 0.0, 0.2, 0.0], 4)
+    >>> r["moving"], r["subgoal_varies"], r["subgoal_alone"], r["subgoal_share"], r["sign_set"]
+    (1.0, 1.0, 0.5, 0.3529, 0.5)
+    """
+    if group_size < 2 or len(totals) % group_size or len(parts) != len(totals):
+        raise ValueError(f"{len(totals)} rewards and {len(parts)} parts in groups of {group_size}")
+    groups = moving = varies = alone = flipped = samples = 0
+    mass_sub = mass = 0.0
+    for i in range(0, len(totals), group_size):
+        total, part = totals[i : i + group_size], parts[i : i + group_size]
+        rest = [t - p for t, p in zip(total, part, strict=True)]
+        groups += 1
+        a, a_sub, a_rest = rloo(total), rloo(part), rloo(rest)
+        if max(total) - min(total) > 1e-9:
+            moving += 1
+        if max(part) - min(part) > 1e-9:
+            varies += 1
+            alone += max(rest) - min(rest) <= 1e-9
+        mass_sub += sum(abs(x) for x in a_sub)
+        mass += sum(abs(x) for x in a)
+        samples += group_size
+        flipped += sum((x > 1e-9) != (y > 1e-9) or (x < -1e-9) != (y < -1e-9) for x, y in zip(a, a_rest, strict=True))
+    return {"groups": groups, "moving": round(moving / groups, 4), "subgoal_varies": round(varies / groups, 4),
+            "subgoal_alone": round(alone / groups, 4), "subgoal_share": round(mass_sub / mass, 4) if mass else None,
+            "sign_set": round(flipped / samples, 4)}
+
+
+def sample_groups(model: Path, recipe: Path, states: int, group_size: int, train_data: list[str] | None) -> dict:
+    """The recipe's rewards on ``group_size`` samples of ``states`` training states (``random.Random(0)``), split
+    into the sub-goal term's part and the rest (:func:`subgoal_in_groups`)."""
+    import math
+    import random
+
+    from rl_recipes import _portable
+
+    from guirl.config import load_config
+    from guirl.models.load import load_policy
+    from guirl.rewards import columns_for, reward_columns
+    from guirl.rollout.engine import SamplingParams
+    from guirl.rollout.hf_engine import HFEngine
+    from guirl.rollout.history import recorded_prompt
+    from guirl.trainers.grpo import GRPOConfig
+    from guirl.trainers.rl_common import WeightedRewards, load_states
+
+    cfg = load_config(GRPOConfig, recipe, [f"train_data={json.dumps(train_data)}"] if train_data else None)
+    weighted = WeightedRewards(cfg.rewards)
+    judged = [(spec, reward) for spec, reward in zip(weighted.specs, weighted.rewards, strict=True)
+              if getattr(reward, "judge", None) is not None and hasattr(reward, "w_subgoal")]
+    if not judged:
+        raise ValueError(f"{recipe}: no reward with a sub-goal judge (subgoal_judge) to split")
+    drawn = random.Random(0).sample(load_states(cfg.train_data), states)
+    policy = load_policy(model)
+    prompts = [recorded_prompt(policy.prompt, policy.frame_for, s.episode, s.step, s.root) for s in drawn]
+    outputs = HFEngine.from_policy(policy).generate(
+        [p for p, _ in prompts], SamplingParams(n=group_size, temperature=cfg.temperature, top_p=cfg.top_p,
+                                                max_new_tokens=cfg.max_new_tokens, seed=1))
+    columns = columns_for([reward_columns(s.step, s.episode, policy.frame_for(*image.size))
+                           for s, (_, image) in zip(drawn, prompts, strict=True)], group_size)
+    totals, named, _ = weighted([c.text for g in outputs for c in g], columns)
+    parts = [sum(spec.weight * reward.w_accuracy * reward.w_subgoal
+                 * (0.0 if math.isnan(v := n.get(f"{spec.name}/subgoal", 0.0)) else v) for spec, reward in judged)
+             for n in named]
+    return {"states": states, "group_size": group_size, "train_data": [_portable(p) for p in cfg.train_data],
+            **subgoal_in_groups(totals, parts, group_size)}
+
+
 def score_model(model: Path, data: Path) -> tuple[list[int], list[int]]:
     """Greedy per-step success and ``S`` on the held-out steps that record a sub-goal (a fixed order)."""
     from rl_recipes import scored_steps
@@ -106,6 +185,10 @@ def main() -> None:
     parser.add_argument("--named", type=int, default=8, help="S at or above which a step names its sub-goal")
     parser.add_argument("--out", default="runs/bench-infigui-subgoal", help="where the held-out data is generated")
     parser.add_argument("--results", default=None, help="write the table as JSON here (results/infigui_subgoal.json)")
+    parser.add_argument("--groups", type=int, default=0, help="also sample groups of G on training states (0: off)")
+    parser.add_argument("--states", type=int, default=300, help="training states for --groups (the recipe's volume)")
+    parser.add_argument("--recipe", default=str(ROOT / "recipes" / "infigui_rloo_tiny.yaml"), help="for --groups")
+    parser.add_argument("--train-data", nargs="+", default=None, help="for --groups: instead of the recipe's")
     args = parser.parse_args()
     models = {}
     for item in args.models:
@@ -117,6 +200,13 @@ def main() -> None:
         models[label] = path
     if not 0 <= args.named <= 10:
         parser.error(f"--named {args.named}: S runs from 0 to 10")
+    if args.groups == 1 or args.groups < 0 or args.states < 1:
+        parser.error(f"--groups {args.groups} --states {args.states}: RLOO needs groups of 2 or more on 1+ states")
+    if args.groups and not Path(args.recipe).is_file():
+        parser.error(f"--recipe {args.recipe}: no such file (recipes/infigui_rloo_tiny.yaml)")
+    for path in args.train_data or []:
+        if not Path(path).is_file():
+            parser.error(f"--train-data {path}: no such file (a trajectories .jsonl)")
 
     from base_agent import commit, paired
     from rl_recipes import _portable, ensure_data
@@ -139,9 +229,19 @@ def main() -> None:
             rows[label]["paired"] = {"success": paired(vectors[first][0], success),
                                      "subgoal": paired([s / 10 for s in vectors[first][1]], [s / 10 for s in scores])}
         print(label, json.dumps(rows[label]), flush=True)
+    groups = None
+    if args.groups:
+        key = f"groups:{Path(models[first]).resolve()}:{args.recipe}:{args.train_data}:{args.states}:{args.groups}"
+        if key not in cache:
+            cache[key] = sample_groups(Path(models[first]), Path(args.recipe), args.states, args.groups,
+                                       args.train_data)
+            cache_path.write_text(json.dumps(cache))
+        groups = {"model": first, **cache[key]}
+        print("groups", json.dumps(groups), flush=True)
     if args.results:
         result = {"command": " ".join(["python", "benchmarks/infigui_subgoal.py", *sys.argv[1:]]), "commit": commit(),
-                  "eval_seed": args.eval_seed, "per_task": args.per_task, "named_at": args.named, "models": rows}
+                  "eval_seed": args.eval_seed, "per_task": args.per_task, "named_at": args.named, "models": rows,
+                  **({"groups": groups} if groups else {})}
         Path(args.results).parent.mkdir(parents=True, exist_ok=True)
         Path(args.results).write_text(json.dumps(result, indent=1))
 

@@ -1,7 +1,7 @@
 """Where RL moves a policy: held-out step success per ground-truth action type, and the action types it predicts.
 
     python benchmarks/rl_action_types.py MODEL [MODEL ...] [--seed 5] [--split trajectories/train.jsonl]
-                                         [--samples 400] [--out runs/bench-rl]
+                                         [--samples 400] [--out runs/bench-rl] [--per-task N]
 
 Greedy, batched (the evaluation of ``benchmarks/rl_recipes.py``) on ``--samples`` recorded steps of
 built-in-world data of ``--seed`` (generated under ``--out`` when missing; seed 5 is the validation seed
@@ -19,17 +19,22 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import random
+import sys
 from pathlib import Path
 
 from rl_recipes import ensure_data
 
 
-def by_type(policy, engine, steps: list, max_new_tokens: int = 80) -> tuple[dict, dict, float, list[bool], dict]:
+def by_type(policy, engine, steps: list, max_new_tokens: int = 80,
+            collected: list | None = None) -> tuple[dict, dict, float, list[bool], dict]:
     from guirl.eval.steps import evaluate_steps
 
     predictions: list = []
     scores = evaluate_steps(engine, policy.prompt, policy.frame_for, steps, max_new_tokens, predictions)
+    if collected is not None:
+        collected.extend(predictions)
     truth: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
     predicted: collections.Counter = collections.Counter()
     for (_, step, _), (action, match, _) in zip(steps, predictions, strict=True):
@@ -67,6 +72,25 @@ def unchanged_outputs(rows: list[tuple[str, int, object, str]]) -> dict[str, flo
             "truths_per_episode": sum(len({str(a) for a, _ in s.values()}) for s in episodes.values()) / n}
 
 
+def ignored_mistake(steps: list, predictions: list, twins: dict) -> tuple[int, int, int]:
+    """On error-escape steps (``<id>-escape``) whose back-on-track twin (``<id>-back``: the same mistake undone,
+    its target the action the mistake replaced) is in ``twins`` (episode id -> its step): how many there are, how
+    many outputs escape, and how many do the twin's action instead, as if the mistake had not happened.
+    ``predictions``: ``(action, match, text)`` per step of ``steps``, as :func:`by_type` collects them."""
+    from guirl.matching.step import match_action
+
+    n = escaped = ignored = 0
+    for (episode, step, _), (action, match, _) in zip(steps, predictions, strict=True):
+        twin = twins.get(episode.id.removesuffix("-escape") + "-back") if episode.id.endswith("-escape") else None
+        if twin is None:
+            continue
+        n += 1
+        escaped += match.success
+        size = (step.screenshot.width, step.screenshot.height)
+        ignored += match_action(action, twin.valid_actions, screen_size=size, a11y=twin.a11y).success
+    return n, escaped, ignored
+
+
 def sampled(policy, engine, steps: list, k: int, greedy_ok: list[bool]) -> str:
     """K samples per step at T=1, scored by the ``step_match`` reward (the held-out metric) on the columns the
     RL trainers build."""
@@ -88,27 +112,49 @@ def sampled(policy, engine, steps: list, k: int, greedy_ok: list[bool]) -> str:
 
 def main() -> None:
     import torch
+    from base_agent import commit
+    from rl_recipes import _portable
 
     from guirl.models.load import load_policy
     from guirl.rollout.hf_engine import HFEngine
     from guirl.trainers.rl_common import load_states
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("models", nargs="+", help="model directories (the base agent, trained runs' final/)")
+    parser.add_argument("models", nargs="+", help="model directories (the base agent, trained runs' final/), each "
+                        "optionally LABEL=DIR (the name its row gets in --results)")
     parser.add_argument("--seed", type=int, default=5, help="data seed of the steps (default 5: validation)")
     parser.add_argument("--split", default="trajectories/train.jsonl", help="file under the data directory")
     parser.add_argument("--samples", type=int, default=400, help="steps drawn (random.Random(0))")
     parser.add_argument("--out", default="runs/bench-rl", help="where the data is (or is generated)")
+    parser.add_argument("--per-task", type=int, default=None,
+                        help="held-out episodes per family of the data (rl_recipes' --per-task; default volume)")
+    parser.add_argument("--labels", nargs="+", default=["correct", "error_escape", "back_on_track"],
+                        choices=["correct", "error", "error_escape", "back_on_track"],
+                        help="step labels kept (error_escape: InfiGUI-R1's error-escape steps of recovery.jsonl)")
     parser.add_argument("--pass-at", type=int, default=0, help="also sample K completions per step at T=1")
+    parser.add_argument("--results", default=None, help="also write the rows as JSON here (results/<name>.json)")
     args = parser.parse_args()
+    models = dict(item.partition("=")[::2] if "=" in item else (item, item) for item in args.models)
+    for label, path in models.items():
+        if not (Path(path) / "config.json").is_file():
+            parser.error(f"model {label}: {path} is not a model directory (no config.json)")
     torch.set_num_threads(2)
-    data = ensure_data(Path(args.out), args.seed)
-    steps = [(s.episode, s.step, s.root) for s in load_states([str(data / args.split)]) if s.step.valid_actions]
+    data = ensure_data(Path(args.out), args.seed, args.per_task)
+    states = load_states([str(data / args.split)], labels=args.labels)
+    steps = [(s.episode, s.step, s.root) for s in states if s.step.valid_actions]
+    twins = ({s.episode.id: s.step for s in load_states([str(data / args.split)], labels=["back_on_track"])}
+             if "error_escape" in args.labels else {})  # an error-escape step's back-on-track twin (ignored_mistake)
     steps = random.Random(0).sample(steps, min(args.samples, len(steps)))
-    for model in args.models:
+    rows = {}
+    for label, model in models.items():
         policy = load_policy(model)
         engine = HFEngine.from_policy(policy)
-        truth, predicted, success, greedy_ok, follow = by_type(policy, engine, steps)
+        predictions: list = []
+        truth, predicted, success, greedy_ok, follow = by_type(policy, engine, steps, collected=predictions)
+        row = rows[label] = {"model": _portable(model), "steps": len(steps), "success": round(success, 4),
+                             "truth": {k: dict(zip(("steps", "success", "type_ok"), v, strict=True))
+                                       for k, v in sorted(truth.items())},
+                             "predicted": dict(sorted(predicted.items(), key=lambda kv: -kv[1]))}
         print(f"\n{model}: step success {success:.3f} on {len(steps)} steps of data seed {args.seed} ({args.split})")
         print(f"  {'ground truth':<14} {'steps':>5} {'success':>7} {'type ok':>7}")
         for kind, (n, ok, type_ok) in sorted(truth.items()):
@@ -118,8 +164,19 @@ def main() -> None:
             print(f"  consecutive steps whose right action changes: {follow['changed_truth_pairs']}, output unchanged on "
                   f"{follow['same_output']:.2f}; per episode {follow['outputs_per_episode']:.2f} distinct outputs, "
                   f"{follow['truths_per_episode']:.2f} distinct right actions")
+        if twins:
+            n, escaped, ignored = ignored_mistake(steps, predictions, twins)
+            row["twinned"] = {"steps": n, "escaped": round(escaped / n, 4), "as_if_no_mistake": round(ignored / n, 4)}
+            print(f"  error-escape steps with their back-on-track twin: {n}; escaped {escaped / n:.3f}, did the "
+                  f"replaced action instead (as if no mistake) {ignored / n:.3f}")
         if args.pass_at:
             print(sampled(policy, engine, steps, args.pass_at, greedy_ok))
+    if args.results:
+        result = {"command": " ".join(["python", "benchmarks/rl_action_types.py", *sys.argv[1:]]), "commit": commit(),
+                  "seed": args.seed, "per_task": args.per_task, "split": args.split, "labels": args.labels,
+                  "models": rows}
+        Path(args.results).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.results).write_text(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":
