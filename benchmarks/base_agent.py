@@ -128,8 +128,9 @@ def live_seed(data_seed: int) -> int:
     return 70_000 + 1_000 * (data_seed - 7)
 
 
-def episode_success(policy, engine, data: Path, episodes: int, max_new_tokens: int) -> dict:
-    """Greedy live episodes of the trained families, every live episode's step in one batched engine call."""
+def episode_success(policy, engine, data: Path, episodes: int, max_new_tokens: int, guidance: str | None = None) -> dict:
+    """Greedy live episodes of the trained families, every live episode's step in one batched engine call
+    (``guidance``: this text in every prompt's privileged block, ComputerSD's prompt-only baseline)."""
     from guirl.envs.base import make_env
     from guirl.rollout.engine import SamplingParams
     from guirl.rollout.online import EnvSlots, episode_progress, run_online
@@ -143,7 +144,7 @@ def episode_success(policy, engine, data: Path, episodes: int, max_new_tokens: i
     start = time.perf_counter()
     try:
         trajs, _ = run_online(engine, policy, envs, specs, SamplingParams(n=1, temperature=0.0,
-                              max_new_tokens=max_new_tokens, seed=0), max_steps=16)
+                              max_new_tokens=max_new_tokens, seed=0), max_steps=16, guidance=guidance)
     finally:
         envs.close()
     per_family: dict[str, int] = {}

@@ -39,6 +39,9 @@ episode count (``--episodes`` of later calls on it).
 ``--tag``) and ``--seeds`` in ``--out`` and their scored starts on step splits they lack (e.g. ``own_recovery``, once
 its data is written), so a split made after the runs still pairs every model on the same steps.
 
+``--prompt-only`` trains nothing: the base model plays the same live episodes with ComputerSD's fixed pre-written
+guidance in every prompt (the paper's prompt-only baseline), stored as the row ``prompt_only``.
+
 ``--trainer trl`` trains the same recipe with TRL's GRPOTrainer instead (``benchmarks/rl_trl.py``: same model,
 prompts, states in the same order, reward, G, sampling, learning rate, steps; plain GRPO only); its rows are named
 ``trl:<recipe>``, and when both trainers' runs of a recipe are in ``--out`` the gains are printed side by side.
@@ -50,6 +53,7 @@ import argparse
 import json
 import random
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -96,10 +100,11 @@ def scored_steps(path: Path, samples: int = 0, seed: int = 0) -> list:
 
 
 def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, seed: int = 0,
-                   splits: list[str] | None = None) -> dict:
+                   splits: list[str] | None = None, guidance: str | None = None) -> dict:
     """Greedy held-out step success per split (batched), and sim episode success (``splits``: only those).
     ``samples`` steps per split (0: all); ``scores["per_step"][split]`` holds each step's 0/1 outcome, in an
-    order fixed by the data and ``seed``, so two models' vectors pair step by step."""
+    order fixed by the data and ``seed``, so two models' vectors pair step by step. ``guidance``: this text in
+    every live episode's prompts (ComputerSD's prompt-only baseline)."""
     from base_agent import episode_success  # benchmarks/ (rl_action_types imports this module)
 
     from guirl.eval.steps import evaluate_steps
@@ -121,7 +126,7 @@ def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, see
             scores[sub], scores["per_step"][sub] = sum(vector) / max(len(vector), 1), vector
     families = json.loads((data / "manifest.json").read_text())["splits"]["train"]
     if episodes and (splits is None or "episode_success" in splits):
-        live = episode_success(policy, engine, data, episodes * len(families), 96)
+        live = episode_success(policy, engine, data, episodes * len(families), 96, guidance)
         scores["episode_success"], scores["episode_progress"] = live["success"], live["progress"]
         scores["per_step"]["episode_success"] = live["per_episode"]
         scores["per_step"]["episode_progress"] = live["per_episode_progress"]
@@ -249,6 +254,9 @@ def main() -> None:
                         help="train nothing: add --episodes live episodes per family to the base and the finished runs")
     parser.add_argument("--add-splits", nargs="+", default=None, metavar="SPLIT",
                         help="train nothing: score the base, the finished runs and their starts on these step splits too")
+    parser.add_argument("--prompt-only", action="store_true",
+                        help="train nothing: play --base's live episodes with ComputerSD's fixed guidance in every "
+                             "prompt (the paper's prompt-only baseline), stored as prompt_only")
     parser.add_argument("overrides", nargs="*", help="key=value applied to every recipe")
     args = parser.parse_args()
     missing = [r for r in args.recipes if not (ROOT / "recipes" / f"{r}.yaml").is_file()]
@@ -266,8 +274,10 @@ def main() -> None:
     setting = {"base_model": _portable(args.base), "eval_seed": args.eval_seed, "per_task": args.per_task,
                "samples": args.samples, "episodes": args.episodes}
     names = [("trl:" if args.trainer == "trl" else "") + r + (f"[{args.tag}]" if args.tag else "") for r in args.recipes]
-    scoring_only = args.add_episodes or args.add_splits
-    if scoring_only:
+    scoring_only = args.add_episodes or args.add_splits or args.prompt_only
+    if args.prompt_only:
+        prompt_only(results, results_path, eval_data, args.episodes, args.base)
+    elif scoring_only:
         if "base" in results and _without_episodes(results["setting"]) != _without_episodes(setting):
             parser.error(f"--out: {results_path} holds results of {results.get('setting')}; "
                          f"use another --out for {setting}")
@@ -319,6 +329,29 @@ def refuse(message: str) -> None:
 
 def _without_episodes(setting: dict) -> dict:
     return {k: v for k, v in setting.items() if k != "episodes"}
+
+
+def prompt_only(results: dict, path: Path, data: Path, episodes: int, base: str) -> None:
+    """ComputerSD's prompt-only baseline: ``base`` plays the same live episodes as its evaluation in ``results`` with
+    the fixed pre-written guidance in every prompt, stored as the run ``prompt_only/seed0`` (greedy, no training:
+    every seed would play the same). Refuses, with one line, a directory whose base played no live episodes, or
+    another model or count."""
+    from guirl.trainers.computersd import FIXED_GUIDANCE
+
+    if "base" not in results or "episode_success" not in results["base"]:
+        refuse(f"{path} has no live evaluation of the base; run the benchmark with --episodes first")
+    if results["setting"]["base_model"] != _portable(base) or results["setting"].get("episodes") != episodes:
+        refuse(f"{path} holds {results['setting']['base_model']} on {results['setting'].get('episodes')} episodes "
+               f"per family; pass that --base and --episodes")
+    if "prompt_only/seed0" in results:
+        return
+    t0 = time.perf_counter()
+    scores = evaluate_model(Path(base), data, 0, episodes, splits=["episode_success"], guidance=FIXED_GUIDANCE)
+    results["prompt_only/seed0"] = {"run": "(no training)", "wall_s": time.perf_counter() - t0, "peak_rss_mb":
+                                    resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "scores": scores,
+                                    "guidance": FIXED_GUIDANCE}
+    path.write_text(json.dumps(results, indent=1))
+    print("prompt_only", scores["episode_success"], scores["episode_progress"], flush=True)
 
 
 def add_episodes(results: dict, path: Path, keys: list[str], data: Path, episodes: int, base: str) -> None:

@@ -210,3 +210,39 @@ def test_add_splits_scores_the_base_runs_and_starts_on_a_split_made_later(tmp_pa
         with pytest.raises(SystemExit) as refused:
             rl_recipes.add_splits(results, path, ["r/seed0"], data, [split], str(model))
         assert refused.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_prompt_only_plays_the_base_episodes_with_the_fixed_guidance(tmp_path, capsys, monkeypatch):
+    """``--prompt-only``: the base model plays the same live episodes as its evaluation (a real model in the real sim
+    world) with ComputerSD's fixed guidance in every prompt, stored as the row ``prompt_only`` that pairs with the
+    base on the episode splits only; a directory without live episodes, or of another count, is refused in one
+    line."""
+    from guirl.envs.sim import generate_dataset
+    from guirl.rollout import online
+    from guirl.trainers.computersd import FIXED_GUIDANCE
+
+    data = tmp_path / "data"
+    generate_dataset(out_dir=str(data), seed=5, train_per_task=1, test_per_task=1, grounding_train=1,
+                     grounding_test=1, tasks=["desktop.open_file", "mobile.toggle_setting"], heldout_tasks=[])
+    model = Path(rl_recipes.ROOT) / "checkpoints" / "base-agent-history-tiny"
+    base = rl_recipes.evaluate_model(model, data, 0, 1, splits=["steps_unseen_seeds", "episode_success"])
+    results = {"base": base, "setting": {"base_model": rl_recipes._portable(str(model)), "episodes": 1}}
+    path = tmp_path / "results.json"
+    seen, real = [], online.run_online
+    monkeypatch.setattr(online, "run_online", lambda *a, **k: seen.append(k.get("guidance")) or real(*a, **k))
+    rl_recipes.prompt_only(results, path, data, 1, str(model))
+    assert seen == [FIXED_GUIDANCE]
+    scores = results["prompt_only/seed0"]["scores"]
+    assert len(scores["per_step"]["episode_success"]) == len(base["per_step"]["episode_success"]) == 2
+    row = rl_recipes.summarise(results)["recipes"]["prompt_only"]["splits"]
+    assert set(row) == {"episode_success", "episode_progress"} and row["episode_success"]["n"] == 2
+    assert json.loads(path.read_text())["prompt_only/seed0"]["guidance"] == FIXED_GUIDANCE
+    rl_recipes.prompt_only(results, path, data, 1, str(model))  # done: nothing played again
+    assert seen == [FIXED_GUIDANCE]
+    with pytest.raises(SystemExit) as refused:
+        rl_recipes.prompt_only(results, path, data, 2, str(model))
+    assert refused.value.code == 2 and "pass that --base and --episodes" in capsys.readouterr().err
+    del results["base"]["episode_success"]
+    with pytest.raises(SystemExit) as refused:
+        rl_recipes.prompt_only(results, path, data, 1, str(model))
+    assert refused.value.code == 2 and "no live evaluation of the base" in capsys.readouterr().err
