@@ -186,6 +186,39 @@ def infigui_subgoal(result: dict) -> list[str]:
             line += (f"; against `{next(iter(result['models']))}`: success {_interval(r['paired']['success'])}, "
                      f"S / 10 {_interval(r['paired']['subgoal'])} (paired 95% intervals)")
         lines.append(line + ".")
+    g = result.get("groups")
+    if g:
+        lines.append(f"- In training (`{g['model']}`, groups of {g['group_size']} on {g['states']} of the recipe's "
+                     f"states): {g['moving']:.0%} of groups have any advantage; the sub-goal term varies in "
+                     f"{g['subgoal_varies']:.0%} and is the only part that varies in {g['subgoal_alone']:.0%}; it "
+                     f"carries {g['subgoal_share']:.0%} of the advantage mass and sets the advantage's sign of "
+                     f"{g['sign_set']:.0%} of the samples.")
+    return lines
+
+
+def rl_action_types(result: dict) -> list[str]:
+    """``benchmarks/rl_action_types.py`` on error-escape steps: per condition (labels ``<condition>-seedN`` averaged
+    over their seeds, mean +- spread), how often the output escapes the mistake and how often it does the action
+    the mistake replaced instead, and its share of key presses."""
+    import statistics
+
+    groups: dict[str, list[dict]] = {}
+    for label, r in result["models"].items():
+        groups.setdefault(re.sub(r"-seed\d+$", "", label), []).append(r)
+    lines = []
+    for name, rows in groups.items():
+        def stat(values: list[float]) -> str:
+            spread = f" +- {statistics.stdev(values):.3f}" if len(values) > 1 else ""
+            return f"{statistics.mean(values):.3f}{spread}"
+
+        twins = [r["twinned"] for r in rows if "twinned" in r]
+        keys = [r["predicted"].get("key", 0) / r["steps"] for r in rows]
+        seeds = f" ({len(rows)} seeds)" if len(rows) > 1 else ""
+        line = f"- `{name}`{seeds}: step success {stat([r['success'] for r in rows])}"
+        if twins:
+            line += (f"; escapes {stat([t['escaped'] for t in twins])}, does the replaced action instead (as if no "
+                     f"mistake) {stat([t['as_if_no_mistake'] for t in twins])}")
+        lines.append(line + f"; answers with a key press {stat(keys)} of {rows[0]['steps']} steps.")
     return lines
 
 
@@ -269,7 +302,7 @@ FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "rl_reci
             "rl_recipes_computersd": rl_recipes_computersd, "rl_recipes_infigui": rl_recipes_infigui,
             "rl_recipes_guilibra": rl_recipes_guilibra,
             "rl_recipes_computersd_validation": rl_recipes_computersd_validation, "computersd_signal": computersd_signal,
-            "infigui_subgoal": infigui_subgoal,
+            "infigui_subgoal": infigui_subgoal, "rl_action_types": rl_action_types,
             "guilibra_kl_pearson": guilibra_kl_pearson}
 BLOCK = re.compile(r"(<!-- rendered from results/(?P<stem>[\w-]+)\.json -->\n)(?P<body>.*?)(<!-- end rendered -->)",
                    re.DOTALL)

@@ -414,6 +414,28 @@ def render_infigui_subgoal(result: dict) -> list[str]:
                      f"{_f(r['named'])} | {_f(r['success_named'])} | {_f(r['success_not_named'])} | "
                      f"{_f(r['failed_named'])} | {pair(r.get('paired', {}).get('success'))} | "
                      f"{pair(r.get('paired', {}).get('subgoal'))} |")
+    g = result.get("groups")
+    if g:
+        lines += ["", f"Where the term reaches RLOO's advantage (`--groups`): `{g['model']}` samples {g['group_size']} "
+                  f"completions on each of {g['states']} training states, scored by the recipe's reward.", "",
+                  "| groups with any advantage | sub-goal term varies | only it varies | its share of the advantage "
+                  "mass | samples whose advantage sign it sets |", "|---|---|---|---|---|",
+                  f"| {_f(g['moving'])} | {_f(g['subgoal_varies'])} | {_f(g['subgoal_alone'])} | "
+                  f"{_f(g['subgoal_share'])} | {_f(g['sign_set'])} |"]
+    return lines + [""] + _provenance(result)
+
+
+def render_rl_action_types(result: dict) -> list[str]:
+    labels = " / ".join(result.get("labels", []))
+    lines = [f"## Predicted action types on {result.get('split')} ({labels}; data seed {result.get('seed')})", "",
+             "`benchmarks/rl_action_types.py`: greedy answers per model. *Escaped*: the step's own target (undo the "
+             "mistake); *as if no mistake*: the target of its back-on-track twin, the action the mistake replaced.",
+             "", "| model | steps | step success | escaped | as if no mistake | predicted types |", "|---|---|---|---|---|---|"]
+    for label, r in result.get("models", {}).items():
+        twin = r.get("twinned", {})
+        types = ", ".join(f"{k} {v}" for k, v in r["predicted"].items())
+        lines.append(f"| {label} (`{r['model']}`) | {r['steps']} | {_f(r['success'])} | {_f(twin.get('escaped'))} | "
+                     f"{_f(twin.get('as_if_no_mistake'))} | {types} |")
     return lines + [""] + _provenance(result)
 
 
@@ -423,7 +445,8 @@ RENDERERS = {"guilibra_kl_pearson": render_guilibra_kl_pearson, "litegui_teacher
              "rl_room": render_rl_room, "computersd_async": render_computersd_async,
              "litegui_opd": render_rl_recipes, "litegui_opd_flips": render_litegui_opd_flips,
              "litegui_pipeline": render_litegui_pipeline, "computersd_signal": render_computersd_signal,
-             "ccpo_casc": render_ccpo_casc, "infigui_subgoal": render_infigui_subgoal, "ccpo_casc_validation": render_ccpo_casc}
+             "ccpo_casc": render_ccpo_casc, "infigui_subgoal": render_infigui_subgoal, "ccpo_casc_validation": render_ccpo_casc,
+             "rl_action_types": render_rl_action_types}
 
 
 def render() -> str:
