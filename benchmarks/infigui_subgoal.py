@@ -24,25 +24,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-
-_THINK = re.compile(r"<think>(.*?)</think>", re.DOTALL)
-
-
-def reasoning_of(text: str) -> str:
-    """The text inside the first ``<think>...</think>`` ("" when there is none, as the reward reads it).
-
-    >>> reasoning_of("<think>Open the Files app</think>click(10, 20)"), reasoning_of("click(1, 2)")
-    ('Open the Files app', '')
-    """
-    m = _THINK.search(text)
-    return m.group(1).strip() if m else ""
-
 
 def subgoal_score(text: str, sub_goal: str | None) -> int | None:
     """``S`` (0..10) of a completion's reasoning against the recorded sub-goal; None when the step records none.
@@ -53,6 +39,7 @@ def subgoal_score(text: str, sub_goal: str | None) -> int | None:
     (0, None)
     """
     from guirl.judges.ground_truth import content_tokens, subgoal_verdict
+    from guirl.rewards.infigui import reasoning_of
 
     if not sub_goal or not content_tokens(sub_goal):
         return None

@@ -1,7 +1,8 @@
 """LiteGUI stage 1 and 2 on the built-in world: guided OPD, SFT on the same budget, MD-GRPO after OPD; the teacher.
 
     python benchmarks/litegui_opd.py [--conditions opd_most_matched opd_none opd_single opd_multi sft opd_mdgrpo
-                                      opd_mdgrpo_no_rsub] [--seeds 0 1 2] [--out runs/bench-litegui-opd]
+                                      opd_mdgrpo_no_rsub opd_mdgrpo_single sft_mdgrpo] [--seeds 0 1 2]
+                                     [--out runs/bench-litegui-opd]
                                      [--results results/litegui_opd.json] [--dry-run]
     python benchmarks/litegui_opd.py --teacher-only     # how often the teacher follows the guidance block
     python benchmarks/litegui_opd.py --cost             # teacher scoring: batched over prompts vs one call each
@@ -14,7 +15,9 @@ Every condition starts from ``--student`` (default: the history-reading base age
 4 states x 4 samples, ``guidance=`` none / single / multi / most_matched); SFT on the same data and budget (100
 steps of 16 recorded steps, the same learning rate, ``recipes/litegui_teacher_history_tiny.yaml`` without the
 block); MD-GRPO (``recipes/litegui_mdgrpo_tiny.yaml``, ``--mdgrpo-steps``) from the same seed's Most-Matched OPD
-model, with R_sub and without it (``w_subtask`` 0): LiteGUI's SFT-free pipeline. Each final model and the
+model, with R_sub and without it (``w_subtask`` 0), and with the single-solution reward (``ground_truth=recorded``:
+A*_t cut to the recorded action): LiteGUI's SFT-free pipeline; and MD-GRPO from the same seed's SFT model (SFT then
+MD-GRPO). Each final model and the
 student meet the same held-out steps (data seed ``--eval-seed`` 7, ``--per-task`` 24 episodes per trained family:
 over 1,000 steps), scored greedily and paired step by step, on the whole and split into steps with several valid
 actions (``multi_solution``) and with one (``single_solution``). Resumable (rl_recipes skips finished runs and
@@ -43,7 +46,8 @@ from rl_recipes import ensure_data  # noqa: E402
 OPD_RECIPE = ROOT / "recipes" / "litegui_opd_tiny.yaml"
 TEACHER_RECIPE = ROOT / "recipes" / "litegui_teacher_history_tiny.yaml"
 STUDENT = ROOT / "checkpoints" / "base-agent-history-tiny"
-CONDITIONS = ["opd_most_matched", "opd_none", "opd_single", "opd_multi", "sft", "opd_mdgrpo", "opd_mdgrpo_no_rsub"]
+CONDITIONS = ["opd_most_matched", "opd_none", "opd_single", "opd_multi", "sft", "opd_mdgrpo", "opd_mdgrpo_no_rsub",
+              "opd_mdgrpo_single", "sft_mdgrpo"]
 TITLE = "LiteGUI: guided OPD, SFT on the same budget, MD-GRPO after OPD"
 
 
@@ -117,22 +121,32 @@ def condition_commands(condition: str, seed: int, args) -> list[list[str]]:
                             "--tag", guidance, *common]
     if condition.startswith("opd_") and not condition.startswith("opd_mdgrpo"):
         return [opd(condition.removeprefix("opd_"))]
-    if condition == "sft":  # the same states and budget: as many sequences per step, as many steps, the same lr
-        return [[*bench, "guidance_fraction=0", f"batch_size={recipe['batch_size'] * recipe['samples_per_state']}",
-                 f"max_steps={recipe['max_steps']}", f"optim.lr={recipe['optim']['lr']}", "optim.warmup_ratio=0",
-                 "optim.schedule=constant", "save_every=50", "--recipes", "litegui_teacher_history_tiny",
-                 "--tag", "sft", *common]]
-    # MD-GRPO from each seed's Most-Matched OPD model (the SFT-free pipeline), paired against the student
-    stage1 = Path(args.out) / f"litegui_opd_tiny-{overrides_tag(['guidance=most_matched', *teacher, f'model={args.student}'])}"
-    overrides, tag = [f"max_steps={args.mdgrpo_steps}", f"save_every={max(args.mdgrpo_steps // 2, 1)}"], \
-        f"after OPD, {args.mdgrpo_steps} steps"
+    # the same states and budget as OPD: as many sequences per step, as many steps, the same lr
+    sft_overrides = ["guidance_fraction=0", f"batch_size={recipe['batch_size'] * recipe['samples_per_state']}",
+                     f"max_steps={recipe['max_steps']}", f"optim.lr={recipe['optim']['lr']}", "optim.warmup_ratio=0",
+                     "optim.schedule=constant", "save_every=50"]
+    sft = [*bench, *sft_overrides, "--recipes", "litegui_teacher_history_tiny", "--tag", "sft", *common]
+    if condition == "sft":
+        return [sft]
+    # MD-GRPO from each seed's stage-1 model, paired against the student: Most-Matched OPD (the SFT-free pipeline) or
+    # SFT on the same budget (SFT then MD-GRPO)
+    if condition == "sft_mdgrpo":
+        stage1 = Path(args.out) / f"litegui_teacher_history_tiny-{overrides_tag([*sft_overrides, f'model={args.student}'])}"
+        first, tag = sft, f"after SFT, {args.mdgrpo_steps} steps"
+    else:
+        stage1 = Path(args.out) / f"litegui_opd_tiny-{overrides_tag(['guidance=most_matched', *teacher, f'model={args.student}'])}"
+        first, tag = opd("most_matched"), f"after OPD, {args.mdgrpo_steps} steps"
+    overrides = [f"max_steps={args.mdgrpo_steps}", f"save_every={max(args.mdgrpo_steps // 2, 1)}"]
     if condition == "opd_mdgrpo_no_rsub":
         md = yaml.safe_load((ROOT / "recipes" / "litegui_mdgrpo_tiny.yaml").read_text())["rewards"]
         md[0]["kwargs"]["w_subtask"] = 0.0
         overrides.append("rewards=" + json.dumps(md))
         tag += ", no R_sub"
-    return [opd("most_matched"), [*bench, *overrides, "--recipes", "litegui_mdgrpo_tiny", "--tag", tag,
-                                  "--start", f"{stage1}-seed{{seed}}/final", *common]]
+    if condition == "opd_mdgrpo_single":  # the reward sees only the recorded action, not all of A*_t
+        overrides.append("ground_truth=recorded")
+        tag += ", single-solution reward"
+    return [first, [*bench, *overrides, "--recipes", "litegui_mdgrpo_tiny", "--tag", tag,
+                    "--start", f"{stage1}-seed{{seed}}/final", *common]]
 
 
 def teacher_divergence(teacher: Path, splits: dict[str, list], student: Path, samples: int = 4,

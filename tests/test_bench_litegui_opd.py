@@ -54,3 +54,21 @@ def test_sft_gets_the_opd_budget_and_a_teacher_path_is_passed_only_when_it_diffe
     (plain,) = litegui_opd.condition_commands("opd_single", 0, _args(tmp_path))
     (other,) = litegui_opd.condition_commands("opd_single", 0, _args(tmp_path, teacher=str(tmp_path / "t")))
     assert _overrides(plain) == ["guidance=single"] and _overrides(other) == ["guidance=single", f"teacher={tmp_path / 't'}"]
+
+
+def test_sft_then_mdgrpo_starts_from_the_same_seeds_sft_run(tmp_path):
+    args = _args(tmp_path)
+    sft, mdgrpo = litegui_opd.condition_commands("sft_mdgrpo", 1, args)
+    assert sft == litegui_opd.condition_commands("sft", 1, args)[0]
+    run = Path(args.out) / (f"litegui_teacher_history_tiny-"
+                            f"{rl_recipes.overrides_tag([*_overrides(sft), f'model={args.student}'])}-seed1")
+    assert mdgrpo[mdgrpo.index("--start") + 1].replace("{seed}", "1") == str(run / "final")
+    assert mdgrpo[mdgrpo.index("--tag") + 1] == "after SFT, 200 steps"
+
+
+def test_the_single_solution_reward_ablation_only_cuts_the_ground_truth(tmp_path):
+    _, full = litegui_opd.condition_commands("opd_mdgrpo", 0, _args(tmp_path))
+    _, single = litegui_opd.condition_commands("opd_mdgrpo_single", 0, _args(tmp_path))
+    assert _overrides(single) == [*_overrides(full), "ground_truth=recorded"]
+    assert single[single.index("--tag") + 1] == "after OPD, 200 steps, single-solution reward"
+    assert single[single.index("--start") + 1] == full[full.index("--start") + 1]

@@ -83,10 +83,19 @@ Reasoning: {reasoning}
 Reference sub-goal: {sub_goal}"""
 
 
+def reasoning_of(text: str) -> str:
+    """The reasoning inside the first ``<think>...</think>`` ("" when there is none), as the sub-goal judge reads it.
+
+    >>> reasoning_of("<think> Open the Files app </think>click(10, 20)"), reasoning_of("click(1, 2)")
+    ('Open the Files app', '')
+    """
+    m = _THINK.search(text)
+    return m.group(1).strip() if m else ""
+
+
 def think_format_ok(text: str, pred: Action | ParseFailure) -> bool:
     """InfiGUI-R1 format: non-empty reasoning inside ``<think>...</think>`` and a parsable action."""
-    m = _THINK.search(text)
-    return bool(pred) and m is not None and bool(m.group(1).strip())
+    return bool(pred) and bool(reasoning_of(text))
 
 
 def tolerance_in(screen: Frame, fraction: float) -> float:
@@ -242,8 +251,7 @@ class AgentReward(_InfiGUIReward):
                 best_type, best_param = t, p
         if best_param > 0 or self.judge is None:
             return self.w_type * best_type + self.w_param * best_param, {"type": best_type, "param": best_param}
-        m = _THINK.search(text)
-        reasoning = m.group(1).strip() if m else ""
+        reasoning = reasoning_of(text)
         request = JudgeRequest(
             role="subgoal",
             prompt=self.prompt_template.format(reasoning=reasoning, sub_goal=sub_goal),
