@@ -142,8 +142,17 @@ def sample_groups(model: Path, recipe: Path, states: int, group_size: int, train
     parts = [sum(spec.weight * reward.w_accuracy * reward.w_subgoal
                  * (0.0 if math.isnan(v := n.get(f"{spec.name}/subgoal", 0.0)) else v) for spec, reward in judged)
              for n in named]
+    by_label: dict[str, dict] = {}
+    for i, state in enumerate(drawn):  # where the advantage is: which kinds of state have groups that differ
+        group = totals[i * group_size : (i + 1) * group_size]
+        row = by_label.setdefault(state.step.label.value, {"states": 0, "moving": 0, "mean_reward": 0.0})
+        row["states"] += 1
+        row["moving"] += max(group) - min(group) > 1e-9
+        row["mean_reward"] += sum(group) / group_size
+    for row in by_label.values():
+        row["moving"], row["mean_reward"] = round(row["moving"] / row["states"], 4), round(row["mean_reward"] / row["states"], 4)
     return {"states": states, "group_size": group_size, "train_data": [_portable(p) for p in cfg.train_data],
-            **subgoal_in_groups(totals, parts, group_size)}
+            **subgoal_in_groups(totals, parts, group_size), "by_label": by_label}
 
 
 def score_model(model: Path, data: Path) -> tuple[list[int], list[int]]:

@@ -65,6 +65,7 @@ def test_groups_split_the_recipe_reward_into_the_sub_goal_term_and_the_rest(tmp_
     assert row["groups"] == 6 and row["group_size"] == 4
     assert all(0.0 <= row[k] <= 1.0 for k in ("moving", "subgoal_varies", "subgoal_alone", "sign_set"))
     assert row["subgoal_alone"] <= row["subgoal_varies"]
+    assert sum(r["states"] for r in row["by_label"].values()) == 6 and set(row["by_label"]) <= {"correct", "error_escape", "back_on_track"}
     no_judge = tmp_path / "no_judge.yaml"
     no_judge.write_text(recipe.read_text().replace("subgoal_judge: ground_truth_subgoal", "subgoal_judge: null"))
     with pytest.raises(ValueError, match="no reward with a sub-goal judge"):
