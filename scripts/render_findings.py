@@ -192,7 +192,10 @@ def infigui_subgoal(result: dict) -> list[str]:
                      f"states): {g['moving']:.0%} of groups have any advantage; the sub-goal term varies in "
                      f"{g['subgoal_varies']:.0%} and is the only part that varies in {g['subgoal_alone']:.0%}; it "
                      f"carries {g['subgoal_share']:.0%} of the advantage mass and sets the advantage's sign of "
-                     f"{g['sign_set']:.0%} of the samples.")
+                     f"{g['sign_set']:.0%} of the samples." + (" By kind of state: " + "; ".join(
+                         f"{label.replace('_', '-')} {r['states']} drawn, {r['moving']:.0%} with any advantage, mean "
+                         f"reward {_u(r['mean_reward'])}" for label, r in g["by_label"].items()) + "."
+                         if g.get("by_label") else ""))
     return lines
 
 
@@ -215,9 +218,9 @@ def rl_action_types(result: dict) -> list[str]:
         keys = [r["predicted"].get("key", 0) / r["steps"] for r in rows]
         seeds = f" ({len(rows)} seeds)" if len(rows) > 1 else ""
         line = f"- `{name}`{seeds}: step success {stat([r['success'] for r in rows])}"
-        if twins:
-            line += (f"; escapes {stat([t['escaped'] for t in twins])}, does the replaced action instead (as if no "
-                     f"mistake) {stat([t['as_if_no_mistake'] for t in twins])}")
+        if twins:  # on error-escape steps step success is escaping
+            line = (f"- `{name}`{seeds}: escapes {stat([t['escaped'] for t in twins])}, does the replaced action "
+                    f"instead (as if no mistake) {stat([t['as_if_no_mistake'] for t in twins])}")
         lines.append(line + f"; answers with a key press {stat(keys)} of {rows[0]['steps']} steps.")
     return lines
 

@@ -422,6 +422,10 @@ def render_infigui_subgoal(result: dict) -> list[str]:
                   "mass | samples whose advantage sign it sets |", "|---|---|---|---|---|",
                   f"| {_f(g['moving'])} | {_f(g['subgoal_varies'])} | {_f(g['subgoal_alone'])} | "
                   f"{_f(g['subgoal_share'])} | {_f(g['sign_set'])} |"]
+        if g.get("by_label"):
+            lines += ["", "| kind of state | drawn | groups with any advantage | mean reward |", "|---|---|---|---|",
+                      *(f"| {label} | {r['states']} | {_f(r['moving'])} | {_f(r['mean_reward'])} |"
+                        for label, r in g["by_label"].items())]
     return lines + [""] + _provenance(result)
 
 

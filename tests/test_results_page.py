@@ -144,3 +144,23 @@ def test_render_findings_doctests():
     import render_findings
 
     assert doctest.testmod(render_findings).failed == 0
+
+
+def test_error_escape_findings_average_each_condition_over_its_seeds(tmp_path, monkeypatch):
+    from render_findings import rl_action_types
+
+    def row(escaped: float, ignored: float, keys: int) -> dict:
+        return {"model": "m", "steps": 100, "success": escaped, "truth": {}, "predicted": {"click": 100 - keys, "key": keys},
+                "twinned": {"steps": 100, "escaped": escaped, "as_if_no_mistake": ignored}}
+
+    result = {"command": "python benchmarks/rl_action_types.py", "commit": "abc", "seed": 7, "split": "r.jsonl",
+              "labels": ["error_escape"], "models": {"start": row(0.5, 0.1, 20), "rl-seed0": row(0.4, 0.2, 10),
+                                                     "rl-seed1": row(0.3, 0.2, 12)}}
+    assert rl_action_types(result) == [
+        "- `start`: escapes 0.500, does the replaced action instead (as if no mistake) 0.100; answers with a key press "
+        "0.200 of 100 steps.",
+        "- `rl` (2 seeds): escapes 0.350 +- 0.071, does the replaced action instead (as if no mistake) 0.200 +- 0.000; "
+        "answers with a key press 0.110 +- 0.014 of 100 steps."]
+    (tmp_path / "rl_action_types_x.json").write_text(json.dumps(result))
+    monkeypatch.setattr(render_results, "RESULTS", tmp_path)
+    assert "| rl-seed1 (`m`) | 100 | 0.300 | 0.300 | 0.200 | click 88, key 12 |" in render_results.render()
