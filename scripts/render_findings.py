@@ -115,6 +115,11 @@ def _against_reference(result: dict, is_reference) -> list[str]:
                  + (f"{_gain_text(r)}, {verdicts[r['passes']]}" if row["seeds"] > 1 else
                     f"{_interval(next(iter(r['paired'].values())))} (paired 95% interval), {verdicts[None]}")
                  for s, r in row["splits"].items()]
+        if name == "prompt_only":  # rl_recipes --prompt-only: an evaluation, greedy, so one run stands for every seed
+            lines.append("- `prompt_only` (no training: the start with ComputerSD's fixed guidance in every prompt; "
+                         "greedy, so one run stands for every seed): "
+                         + "; ".join(p.replace(f", {verdicts[None]}", "") for p in parts) + ".")
+            continue
         lines.append(f"- `{name}` ({row['seeds']} seed{'s' if row['seeds'] != 1 else ''}, {row['wall_min']:.1f} min training, "
                      f"{row['peak_rss_gb']:.2f} GB): " + "; ".join(parts) + ".")
         own = [f"{SPLIT_NAMES.get(s, s)} (its starts {_u(o['start'])}) "
@@ -125,7 +130,7 @@ def _against_reference(result: dict, is_reference) -> list[str]:
             lines.append(f"- `{name}` over each seed's own start: " + "; ".join(own) + ".")
     ref = next((n for n in recipes if is_reference(n)), None)
     for name, row in recipes.items():
-        if ref is None or name == ref:
+        if ref is None or name in (ref, "prompt_only"):
             continue
         parts = []
         for s, r in row["splits"].items():

@@ -164,3 +164,18 @@ def test_error_escape_findings_average_each_condition_over_its_seeds(tmp_path, m
     (tmp_path / "rl_action_types_x.json").write_text(json.dumps(result))
     monkeypatch.setattr(render_results, "RESULTS", tmp_path)
     assert "| rl-seed1 (`m`) | 100 | 0.300 | 0.300 | 0.200 | click 88, key 12 |" in render_results.render()
+
+
+def test_prompt_only_reads_as_an_evaluation_not_a_one_seed_run():
+    from render_findings import rl_recipes_computersd
+
+    split = {"n": 105, "base": 0.2, "mean": 0.1, "gain": -0.1, "spread": 0.0, "passes": None,
+             "paired": {"seed0": {"diff": -0.1, "low": -0.15, "high": -0.05}}}
+    lines = rl_recipes_computersd({"recipes": {
+        "computersd_history_tiny[grpo]": {"seeds": 3, "wall_min": 14.0, "peak_rss_gb": 4.0, "splits": {
+            "episode_progress": split | {"passes": False, "spread": 0.01}}},
+        "prompt_only": {"seeds": 1, "wall_min": 1.0, "peak_rss_gb": 5.0, "splits": {"episode_progress": split}}}})
+    assert lines[1] == ("- `prompt_only` (no training: the start with ComputerSD's fixed guidance in every prompt; greedy, "
+                        "so one run stands for every seed): live episode progress (n=105, start 0.200) -0.100 "
+                        "[-0.150, -0.050] (paired 95% interval).")
+    assert not any("`prompt_only` against" in line for line in lines)
