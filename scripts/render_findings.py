@@ -230,6 +230,14 @@ def rl_action_types(result: dict) -> list[str]:
     return lines
 
 
+def litegui_opd(result: dict) -> list[str]:
+    """``benchmarks/litegui_opd.py`` runs: each against the student, MD-GRPO over each seed's own stage-1 model, and
+    every row against SFT on the OPD budget (the row tagged ``[sft]``), with the paper's ordering beside them."""
+    return [*_against_reference(result, lambda n: n.endswith("[sft]")),
+            "- The paper's ordering (its Table 4): SFT falls below the off-the-shelf model and SFT then RL stays below "
+            "it; guided OPD beats plain OPD, and guided OPD then MD-GRPO (the SFT-free pipeline) is best."]
+
+
 def rl_recipes_guilibra(result: dict) -> list[str]:
     """``benchmarks/rl_recipes.py`` runs of GUI-Libra's KL-GRPO + SNGS from each seed's ASFT model (``--start``):
     against the base agent and against each seed's own ASFT start; ablations against the row tagged
@@ -310,7 +318,7 @@ FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "rl_reci
             "rl_recipes_computersd": rl_recipes_computersd, "rl_recipes_infigui": rl_recipes_infigui,
             "rl_recipes_guilibra": rl_recipes_guilibra,
             "rl_recipes_computersd_validation": rl_recipes_computersd_validation, "computersd_signal": computersd_signal,
-            "infigui_subgoal": infigui_subgoal, "rl_action_types": rl_action_types,
+            "infigui_subgoal": infigui_subgoal, "rl_action_types": rl_action_types, "litegui_opd": litegui_opd,
             "guilibra_kl_pearson": guilibra_kl_pearson}
 BLOCK = re.compile(r"(<!-- rendered from results/(?P<stem>[\w-]+)\.json -->\n)(?P<body>.*?)(<!-- end rendered -->)",
                    re.DOTALL)
