@@ -68,13 +68,16 @@ def summarise(success: list[int], scores: list[int], named_at: int = 8) -> dict:
 
 
 def rloo(rewards: list[float]) -> list[float]:
-    """Leave-one-out advantages of one group (RLOO, as ``guirl.algorithms.advantages.rloo_advantage``).
+    """Leave-one-out advantages of one group: the trainer's own estimator (``rloo_advantage``).
 
     >>> rloo([1.0, 0.0, 0.0])
     [1.0, -0.5, -0.5]
     """
-    g = len(rewards)
-    return [r - (sum(rewards) - r) / (g - 1) for r in rewards]
+    import torch
+
+    from guirl.algorithms.advantages import rloo_advantage
+
+    return rloo_advantage(torch.tensor(rewards, dtype=torch.float64), len(rewards))[0].tolist()
 
 
 def subgoal_in_groups(totals: list[float], parts: list[float], group_size: int) -> dict:
@@ -130,7 +133,8 @@ def sample_groups(model: Path, recipe: Path, states: int, group_size: int, train
               if getattr(reward, "judge", None) is not None and hasattr(reward, "w_subgoal")]
     if not judged:
         raise ValueError(f"{recipe}: no reward with a sub-goal judge (subgoal_judge) to split")
-    drawn = random.Random(0).sample(load_states(cfg.train_data), states)
+    pool = load_states(cfg.train_data)
+    drawn = random.Random(0).sample(pool, min(states, len(pool)))
     policy = load_policy(model)
     prompts = [recorded_prompt(policy.prompt, policy.frame_for, s.episode, s.step, s.root) for s in drawn]
     outputs = HFEngine.from_policy(policy).generate(
@@ -151,7 +155,7 @@ def sample_groups(model: Path, recipe: Path, states: int, group_size: int, train
         row["mean_reward"] += sum(group) / group_size
     for row in by_label.values():
         row["moving"], row["mean_reward"] = round(row["moving"] / row["states"], 4), round(row["mean_reward"] / row["states"], 4)
-    return {"states": states, "group_size": group_size, "train_data": [_portable(p) for p in cfg.train_data],
+    return {"states": len(drawn), "group_size": group_size, "train_data": [_portable(p) for p in cfg.train_data],
             **subgoal_in_groups(totals, parts, group_size), "by_label": by_label}
 
 

@@ -13,6 +13,11 @@ of an episode to the next while the right action changes (with ``--samples`` abo
 consecutive pair counts): a policy that does not read the screen's progress. ``--pass-at K`` also samples K completions per step at temperature
 1 (the recipes' sampling) and prints their mean success, pass@K and the share of steps the greedy output
 gets wrong but some sample gets right: the room a reward has to teach anything.
+
+``--labels error_escape --split trajectories/recovery.jsonl`` keeps InfiGUI-R1's error-escape steps; each has a
+back-on-track twin (the same mistake undone, whose target is the action the mistake replaced), and the script also
+counts the outputs that do that action instead of escaping: answers given as if no mistake had happened. Models may
+be named ``LABEL=DIR``; ``--results`` writes the rows as JSON (``results/rl_action_types_<name>.json``).
 """
 
 from __future__ import annotations
@@ -164,8 +169,8 @@ def main() -> None:
             print(f"  consecutive steps whose right action changes: {follow['changed_truth_pairs']}, output unchanged on "
                   f"{follow['same_output']:.2f}; per episode {follow['outputs_per_episode']:.2f} distinct outputs, "
                   f"{follow['truths_per_episode']:.2f} distinct right actions")
-        if twins:
-            n, escaped, ignored = ignored_mistake(steps, predictions, twins)
+        n, escaped, ignored = ignored_mistake(steps, predictions, twins)
+        if n:
             row["twinned"] = {"steps": n, "escaped": round(escaped / n, 4), "as_if_no_mistake": round(ignored / n, 4)}
             print(f"  error-escape steps with their back-on-track twin: {n}; escaped {escaped / n:.3f}, did the "
                   f"replaced action instead (as if no mistake) {ignored / n:.3f}")
