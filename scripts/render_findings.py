@@ -232,8 +232,11 @@ def rl_action_types(result: dict) -> list[str]:
 
 def litegui_opd(result: dict) -> list[str]:
     """``benchmarks/litegui_opd.py`` runs: each against the student, MD-GRPO over each seed's own stage-1 model, and
-    every row against SFT on the OPD budget (the row tagged ``[sft]``), with the paper's ordering beside them."""
-    return [*_against_reference(result, lambda n: n.endswith("[sft]")),
+    every row against LiteGUI's SFT-free pipeline (MD-GRPO after Most-Matched OPD, the row tagged ``[after OPD, N
+    steps]``; else SFT on the OPD budget, ``[sft]``), with the paper's ordering beside them."""
+    names = list(result["recipes"])
+    pipeline = next((n for n in names if re.search(r"\[after OPD, \d+ steps\]$", n)), None)
+    return [*_against_reference(result, lambda n: n == pipeline if pipeline else n.endswith("[sft]")),
             "- The paper's ordering (its Table 4): SFT falls below the off-the-shelf model and SFT then RL stays below "
             "it; guided OPD beats plain OPD, and guided OPD then MD-GRPO (the SFT-free pipeline) is best."]
 

@@ -179,3 +179,22 @@ def test_prompt_only_reads_as_an_evaluation_not_a_one_seed_run():
                         "so one run stands for every seed): live episode progress (n=105, start 0.200) -0.100 "
                         "[-0.150, -0.050] (paired 95% interval).")
     assert not any("`prompt_only` against" in line for line in lines)
+
+
+def test_litegui_findings_read_each_row_against_the_sft_free_pipeline():
+    from render_findings import litegui_opd
+
+    def row(mean: float) -> dict:
+        return {"seeds": 3, "wall_min": 2.0, "peak_rss_gb": 1.0, "splits": {"steps_unseen_seeds": {
+            "n": 1301, "base": 0.7, "mean": mean, "gain": round(mean - 0.7, 4), "spread": 0.01, "passes": False,
+            "paired": {"seed0": {"diff": 0.0, "low": -0.01, "high": 0.01}}}}}
+
+    recipes = {"md[after OPD, 200 steps, single-solution reward]": row(0.695), "md[after OPD, 200 steps]": row(0.71),
+               "t[sft]": row(0.70)}
+    lines = litegui_opd({"recipes": recipes})
+    assert ("- `md[after OPD, 200 steps, single-solution reward]` against `md[after OPD, 200 steps]`, after training: "
+            "all multi-step steps -0.015 (within the two spreads, 0.020).") in lines
+    assert any(line.startswith("- `t[sft]` against `md[after OPD, 200 steps]`") for line in lines)
+    del recipes["md[after OPD, 200 steps]"]  # no pipeline row: SFT is the reference
+    assert any(line.startswith("- `md[after OPD, 200 steps, single-solution reward]` against `t[sft]`")
+               for line in litegui_opd({"recipes": recipes}))
