@@ -80,6 +80,11 @@ def rloo(rewards: list[float]) -> list[float]:
     return rloo_advantage(torch.tensor(rewards, dtype=torch.float64), len(rewards))[0].tolist()
 
 
+def _varies(values: list[float]) -> bool:
+    """Whether the values of one group differ (RLOO gives them a non-zero advantage)."""
+    return max(values) - min(values) > 1e-9
+
+
 def subgoal_in_groups(totals: list[float], parts: list[float], group_size: int) -> dict:
     """Where the sub-goal term (``parts``, its share of each sample's reward ``totals``) moves RLOO's advantage.
 
@@ -96,11 +101,10 @@ def subgoal_in_groups(totals: list[float], parts: list[float], group_size: int) 
         rest = [t - p for t, p in zip(total, part, strict=True)]
         groups += 1
         a, a_sub, a_rest = rloo(total), rloo(part), rloo(rest)
-        if max(total) - min(total) > 1e-9:
-            moving += 1
-        if max(part) - min(part) > 1e-9:
+        moving += _varies(total)
+        if _varies(part):
             varies += 1
-            alone += max(rest) - min(rest) <= 1e-9
+            alone += not _varies(rest)
         mass_sub += sum(abs(x) for x in a_sub)
         mass += sum(abs(x) for x in a)
         samples += group_size
@@ -151,7 +155,7 @@ def sample_groups(model: Path, recipe: Path, states: int, group_size: int, train
         group = totals[i * group_size : (i + 1) * group_size]
         row = by_label.setdefault(state.step.label.value, {"states": 0, "moving": 0, "mean_reward": 0.0})
         row["states"] += 1
-        row["moving"] += max(group) - min(group) > 1e-9
+        row["moving"] += _varies(group)
         row["mean_reward"] += sum(group) / group_size
     for row in by_label.values():
         row["moving"], row["mean_reward"] = round(row["moving"] / row["states"], 4), round(row["mean_reward"] / row["states"], 4)

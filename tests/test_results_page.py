@@ -12,6 +12,20 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import render_results  # noqa: E402
 
 
+def _page_of(tmp_path, monkeypatch, name: str, result: dict) -> str:
+    """docs/results.md as rendered from ``result`` alone, written as ``results/<name>.json``."""
+    (tmp_path / f"{name}.json").write_text(json.dumps(result))
+    monkeypatch.setattr(render_results, "RESULTS", tmp_path)
+    return render_results.render()
+
+
+def _rl_row(mean: float, split: str, n: int, base: float, wall_min: float, peak_rss_gb: float) -> dict:
+    """One recipe's row of an ``rl_recipes.py`` table: 3 seeds, spread 0.01, one seed's paired interval."""
+    return {"seeds": 3, "wall_min": wall_min, "peak_rss_gb": peak_rss_gb, "splits": {split: {
+        "n": n, "base": base, "mean": mean, "gain": round(mean - base, 4), "spread": 0.01, "passes": False,
+        "paired": {"seed0": {"diff": 0.0, "low": -0.01, "high": 0.01}}}}}
+
+
 def test_results_page_is_up_to_date():
     run = subprocess.run([sys.executable, "scripts/render_results.py", "--check"], cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
@@ -22,9 +36,7 @@ def test_every_figure_comes_from_the_json(tmp_path, monkeypatch):
         "m/new": {"trained_families": {"step_success": 0.6123, "n": 1000}, "unseen_families": {"step_success": 0.25, "n": 400},
                   "grounding": {"step_success": 0.8, "n": 300}, "type_steps": {"step_success": 0.5, "n": 90},
                   "unchanged_output": {"same_output": 0.1}}}, "paired": {}}
-    (tmp_path / "base_agent.json").write_text(json.dumps(result))
-    monkeypatch.setattr(render_results, "RESULTS", tmp_path)
-    page = render_results.render()
+    page = _page_of(tmp_path, monkeypatch, "base_agent", result)
     assert "| multi-step steps, trained families | >= 0.55 | 0.612 |" in page
     assert "| sim episode success, trained families | >= 0.10 | - |" in page  # not measured: no figure
     assert "commit abc" in page
@@ -45,9 +57,7 @@ def test_the_litegui_pipeline_renders_its_table_pool_and_recall(tmp_path, monkey
                   "web.shopping": {"atg": 3, "oracle_seed": 5}, "mobile.add_contact": {"atg": 0, "oracle_seed": 8}},
                   "verification": {"multi_solution_steps": 40, "hidden_other_solutions": 50,
                                    "recovered_other_solutions": 15, "recall_other_solutions": 0.3}}}
-    (tmp_path / "litegui_pipeline.json").write_text(json.dumps(result))
-    monkeypatch.setattr(render_results, "RESULTS", tmp_path)
-    page = render_results.render()  # found by its name's prefix
+    page = _page_of(tmp_path, monkeypatch, "litegui_pipeline", result)  # found by its name's prefix
     assert "## LiteGUI end to end from the history-reading agent (`checkpoints/h`)" in page
     assert "2 families (web.shopping, mobile.add_contact), 15 each on world seeds 9500000 + i" in page
     assert "an episode ends on the agent's finish action" in page
@@ -87,9 +97,7 @@ def test_computersd_findings_read_each_run_against_outcome_only_grpo():
     from render_findings import rl_recipes_computersd
 
     def row(mean: float) -> dict:
-        return {"seeds": 3, "wall_min": 20.0, "peak_rss_gb": 2.0, "splits": {"episode_progress": {
-            "n": 105, "base": 0.2, "mean": mean, "gain": round(mean - 0.2, 4), "spread": 0.01, "passes": False,
-            "paired": {"seed0": {"diff": 0.0, "low": -0.01, "high": 0.01}}}}}
+        return _rl_row(mean, "episode_progress", n=105, base=0.2, wall_min=20.0, peak_rss_gb=2.0)
 
     lines = rl_recipes_computersd({"recipes": {"computersd_history_tiny": row(0.25),
                                                "computersd_history_tiny[grpo]": row(0.21)}})
@@ -113,9 +121,8 @@ def test_computersd_signal_renders_in_the_page_and_in_prose(tmp_path, monkeypatc
         "- `cs/seed0`: 28% of its 40 steps had a group whose outcomes differ; median gradient norm 0.1200 on those, "
         "0.0030 on the others, 40x; the analyzer judged 15% of executed steps good; training episodes' success 0.062 "
         "in the first half of the steps, 0.023 in the second."]
-    (tmp_path / "computersd_signal.json").write_text(json.dumps(result))
-    monkeypatch.setattr(render_results, "RESULTS", tmp_path)
-    assert "| cs/seed0 | 40 | 0.28 | 0.1200 | 0.0030 | 0.0105 | 0.15 | 0.062 | 0.023 |" in render_results.render()
+    assert "| cs/seed0 | 40 | 0.28 | 0.1200 | 0.0030 | 0.0105 | 0.15 | 0.062 | 0.023 |" in _page_of(
+        tmp_path, monkeypatch, "computersd_signal", result)
 
 
 def test_the_kl_pearson_findings_state_the_papers_ordering_from_the_json():
@@ -161,9 +168,8 @@ def test_error_escape_findings_average_each_condition_over_its_seeds(tmp_path, m
         "0.200 of 100 steps.",
         "- `rl` (2 seeds): escapes 0.350 +- 0.071, does the replaced action instead (as if no mistake) 0.200 +- 0.000; "
         "answers with a key press 0.110 +- 0.014 of 100 steps."]
-    (tmp_path / "rl_action_types_x.json").write_text(json.dumps(result))
-    monkeypatch.setattr(render_results, "RESULTS", tmp_path)
-    assert "| rl-seed1 (`m`) | 100 | 0.300 | 0.300 | 0.200 | click 88, key 12 |" in render_results.render()
+    assert "| rl-seed1 (`m`) | 100 | 0.300 | 0.300 | 0.200 | click 88, key 12 |" in _page_of(
+        tmp_path, monkeypatch, "rl_action_types_x", result)
 
 
 def test_prompt_only_reads_as_an_evaluation_not_a_one_seed_run():
@@ -185,9 +191,7 @@ def test_litegui_findings_read_each_row_against_the_sft_free_pipeline():
     from render_findings import litegui_opd
 
     def row(mean: float) -> dict:
-        return {"seeds": 3, "wall_min": 2.0, "peak_rss_gb": 1.0, "splits": {"steps_unseen_seeds": {
-            "n": 1301, "base": 0.7, "mean": mean, "gain": round(mean - 0.7, 4), "spread": 0.01, "passes": False,
-            "paired": {"seed0": {"diff": 0.0, "low": -0.01, "high": 0.01}}}}}
+        return _rl_row(mean, "steps_unseen_seeds", n=1301, base=0.7, wall_min=2.0, peak_rss_gb=1.0)
 
     recipes = {"md[after OPD, 200 steps, single-solution reward]": row(0.695), "md[after OPD, 200 steps]": row(0.71),
                "t[sft]": row(0.70)}
