@@ -100,11 +100,12 @@ def scored_steps(path: Path, samples: int = 0, seed: int = 0) -> list:
 
 
 def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, seed: int = 0,
-                   splits: list[str] | None = None, guidance: str | None = None) -> dict:
+                   splits: list[str] | None = None, guidance: str | None = None, max_new_tokens: int = 96) -> dict:
     """Greedy held-out step success per split (batched), and sim episode success (``splits``: only those).
     ``samples`` steps per split (0: all); ``scores["per_step"][split]`` holds each step's 0/1 outcome, in an
     order fixed by the data and ``seed``, so two models' vectors pair step by step. ``guidance``: this text in
-    every live episode's prompts (ComputerSD's prompt-only baseline)."""
+    every live episode's prompts (ComputerSD's prompt-only baseline); ``max_new_tokens``: each answer's room (96
+    fits a sub-goal thought and an action; a reasoner such as InfiGUI-R1's after reasoning injection needs more)."""
     from base_agent import episode_success  # benchmarks/ (rl_action_types imports this module)
 
     from guirl.eval.steps import evaluate_steps
@@ -119,14 +120,15 @@ def evaluate_model(model_dir: Path, data: Path, samples: int, episodes: int, see
             continue
         held = scored_steps(data / rel, samples, seed)
         predictions: list = []
-        scores[name] = evaluate_steps(engine, policy.prompt, policy.frame_for, held, 96, predictions)["eval/step_success"]
+        scores[name] = evaluate_steps(engine, policy.prompt, policy.frame_for, held, max_new_tokens,
+                                       predictions)["eval/step_success"]
         scores["per_step"][name] = [int(m.success) for _, m, _ in predictions]
         for sub, keep in SUBSPLITS.get(name, {}).items():
             vector = [ok for (_, step, _), ok in zip(held, scores["per_step"][name], strict=True) if keep(step)]
             scores[sub], scores["per_step"][sub] = sum(vector) / max(len(vector), 1), vector
     families = json.loads((data / "manifest.json").read_text())["splits"]["train"]
     if episodes and (splits is None or "episode_success" in splits):
-        live = episode_success(policy, engine, data, episodes * len(families), 96, guidance)
+        live = episode_success(policy, engine, data, episodes * len(families), max_new_tokens, guidance)
         scores["episode_success"], scores["episode_progress"] = live["success"], live["progress"]
         scores["per_step"]["episode_success"] = live["per_episode"]
         scores["per_step"]["episode_progress"] = live["per_episode_progress"]
@@ -140,8 +142,12 @@ def train(recipe: str, seed: int, out: Path, data: Path, overrides: list[str], t
     config = ["--config", str(ROOT / "recipes" / f"{recipe}.yaml")]
     command = ([str(ROOT / "benchmarks" / "rl_trl.py"), *config] if trainer == "trl"
                else ["-m", "guirl", "train", recipe_method(recipe), *config])
-    cmd = [sys.executable, *command, f"output_dir={run}", f"seed={seed}", "report_to=[]", *_data_overrides(recipe, data),
-           *overrides]
+    data_overrides = [] if any(o.startswith("train_data=") for o in overrides) else _data_overrides(recipe, data)
+    for path in data_overrides[0][len("train_data=["):-1].split(",") if data_overrides else []:
+        if not Path(path).is_file():
+            refuse(f"recipes/{recipe}.yaml: its training data {path} does not exist; build it first (the recipe's "
+                   "header says how) or pass train_data=[...]")
+    cmd = [sys.executable, *command, f"output_dir={run}", f"seed={seed}", "report_to=[]", *data_overrides, *overrides]
     wall, peak_mb = run_measured(cmd)
     return {"run": str(run), "wall_s": wall, "peak_rss_mb": peak_mb}
 
@@ -257,6 +263,8 @@ def main() -> None:
     parser.add_argument("--prompt-only", action="store_true",
                         help="train nothing: play --base's live episodes with ComputerSD's fixed guidance in every "
                              "prompt (the paper's prompt-only baseline), stored as prompt_only")
+    parser.add_argument("--max-new-tokens", type=int, default=96,
+                        help="each evaluated answer's room in tokens (96; about 320 for a model trained to reason first)")
     parser.add_argument("overrides", nargs="*", help="key=value applied to every recipe")
     args = parser.parse_args()
     missing = [r for r in args.recipes if not (ROOT / "recipes" / f"{r}.yaml").is_file()]
@@ -273,21 +281,27 @@ def main() -> None:
     train_data, eval_data = ensure_data(out, 3), ensure_data(out, args.eval_seed, args.per_task)
     setting = {"base_model": _portable(args.base), "eval_seed": args.eval_seed, "per_task": args.per_task,
                "samples": args.samples, "episodes": args.episodes}
+    if args.max_new_tokens != 96:  # recorded only when not the default, so earlier directories keep their setting
+        setting["max_new_tokens"] = args.max_new_tokens
+    tokens = args.max_new_tokens
+    if args.max_new_tokens <= 0:
+        parser.error(f"--max-new-tokens {args.max_new_tokens}: give a positive number of tokens")
     names = [("trl:" if args.trainer == "trl" else "") + r + (f"[{args.tag}]" if args.tag else "") for r in args.recipes]
     scoring_only = args.add_episodes or args.add_splits or args.prompt_only
     if args.prompt_only:
-        prompt_only(results, results_path, eval_data, args.episodes, args.base)
+        prompt_only(results, results_path, eval_data, args.episodes, args.base, tokens)
     elif scoring_only:
         if "base" in results and _without_episodes(results["setting"]) != _without_episodes(setting):
             parser.error(f"--out: {results_path} holds results of {results.get('setting')}; "
                          f"use another --out for {setting}")
         keys = [f"{n}/seed{s}" for n in names for s in args.seeds]
         if args.add_splits:
-            add_splits(results, results_path, keys, eval_data, args.add_splits, args.base)
+            add_splits(results, results_path, keys, eval_data, args.add_splits, args.base, tokens)
         if args.add_episodes:
-            add_episodes(results, results_path, keys, eval_data, args.episodes, args.base)
+            add_episodes(results, results_path, keys, eval_data, args.episodes, args.base, tokens)
     elif "base" not in results:
-        results["base"] = evaluate_model(Path(args.base), eval_data, args.samples, args.episodes, splits=args.splits)
+        results["base"] = evaluate_model(Path(args.base), eval_data, args.samples, args.episodes, splits=args.splits,
+                                         max_new_tokens=tokens)
         results["setting"] = setting
         results_path.write_text(json.dumps(results, indent=1))
     elif results.get("setting") != setting:
@@ -301,12 +315,13 @@ def main() -> None:
             start = (args.start or args.base).replace("{seed}", str(seed))
             if args.start and _portable(start) not in results.setdefault("starts", {}):  # paired against it too
                 results["starts"][_portable(start)] = evaluate_model(Path(start), eval_data, args.samples,
-                                                                     args.episodes, splits=args.splits)
+                                                                     args.episodes, splits=args.splits,
+                                                                     max_new_tokens=tokens)
                 results_path.write_text(json.dumps(results, indent=1))
             info = train(recipe, seed, out, train_data, [*args.overrides, f"model={start}"], args.trainer)
             info["start"] = _portable(start)
             info["scores"] = evaluate_model(Path(info["run"]) / "final", eval_data, args.samples, args.episodes,
-                                            splits=args.splits)
+                                            splits=args.splits, max_new_tokens=tokens)
             results[key] = info
             results_path.write_text(json.dumps(results, indent=1))
             print(key, json.dumps({k: v for k, v in info["scores"].items() if k != "per_step"}), flush=True)
@@ -331,7 +346,7 @@ def _without_episodes(setting: dict) -> dict:
     return {k: v for k, v in setting.items() if k != "episodes"}
 
 
-def prompt_only(results: dict, path: Path, data: Path, episodes: int, base: str) -> None:
+def prompt_only(results: dict, path: Path, data: Path, episodes: int, base: str, tokens: int = 96) -> None:
     """ComputerSD's prompt-only baseline: ``base`` plays the same live episodes as its evaluation in ``results`` with
     the fixed pre-written guidance in every prompt, stored as the run ``prompt_only/seed0`` (greedy, no training:
     every seed would play the same). Refuses, with one line, a directory whose base played no live episodes, or
@@ -343,10 +358,13 @@ def prompt_only(results: dict, path: Path, data: Path, episodes: int, base: str)
     if results["setting"]["base_model"] != _portable(base) or results["setting"].get("episodes") != episodes:
         refuse(f"{path} holds {results['setting']['base_model']} on {results['setting'].get('episodes')} episodes "
                f"per family; pass that --base and --episodes")
+    if results["setting"].get("max_new_tokens", 96) != tokens:
+        refuse(f"{path} was evaluated with --max-new-tokens {results['setting'].get('max_new_tokens', 96)}; pass that")
     if "prompt_only/seed0" in results:
         return
     t0 = time.perf_counter()
-    scores = evaluate_model(Path(base), data, 0, episodes, splits=["episode_success"], guidance=FIXED_GUIDANCE)
+    scores = evaluate_model(Path(base), data, 0, episodes, splits=["episode_success"], guidance=FIXED_GUIDANCE,
+                            max_new_tokens=tokens)
     results["prompt_only/seed0"] = {"run": "(no training)", "wall_s": time.perf_counter() - t0, "peak_rss_mb":
                                     resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "scores": scores,
                                     "guidance": FIXED_GUIDANCE}
@@ -354,7 +372,8 @@ def prompt_only(results: dict, path: Path, data: Path, episodes: int, base: str)
     print("prompt_only", scores["episode_success"], scores["episode_progress"], flush=True)
 
 
-def add_episodes(results: dict, path: Path, keys: list[str], data: Path, episodes: int, base: str) -> None:
+def add_episodes(results: dict, path: Path, keys: list[str], data: Path, episodes: int, base: str,
+                 tokens: int = 96) -> None:
     """Score the base model and the runs ``keys`` of ``results`` (those present, lacking live episodes) on
     ``episodes`` live episodes per trained family of ``data``, merged into their scores and saved to ``path`` after
     each model; the directory's episode count becomes ``episodes``. Refuses, with one line, a directory whose base
@@ -369,7 +388,7 @@ def add_episodes(results: dict, path: Path, keys: list[str], data: Path, episode
     for scores, model in scored_models(results, keys, base):
         if "episode_success" in scores:
             continue
-        live = evaluate_model(Path(model), data, 0, episodes, splits=["episode_success"])
+        live = evaluate_model(Path(model), data, 0, episodes, splits=["episode_success"], max_new_tokens=tokens)
         for split in ("episode_success", "episode_progress"):
             scores[split], scores["per_step"][split] = live[split], live["per_step"][split]
         results["setting"]["episodes"] = episodes
@@ -377,7 +396,8 @@ def add_episodes(results: dict, path: Path, keys: list[str], data: Path, episode
         print(model, "episode_success", live["episode_success"], flush=True)
 
 
-def add_splits(results: dict, path: Path, keys: list[str], data: Path, splits: list[str], base: str) -> None:
+def add_splits(results: dict, path: Path, keys: list[str], data: Path, splits: list[str], base: str,
+               tokens: int = 96) -> None:
     """Score the base model, the runs ``keys`` of ``results`` (those present) and their scored starts on the
     step ``splits`` they lack (with their sub-splits), merged into their scores and saved to ``path`` after each
     model: a split added later (such as ``own_recovery``) pairs every model on the same steps."""
@@ -392,7 +412,8 @@ def add_splits(results: dict, path: Path, keys: list[str], data: Path, splits: l
         todo = [s for s in splits if s not in scores]
         if not todo:
             continue
-        new = evaluate_model(Path(model), data, results["setting"].get("samples", 0), 0, splits=todo)
+        new = evaluate_model(Path(model), data, results["setting"].get("samples", 0), 0, splits=todo,
+                             max_new_tokens=tokens)
         scores["per_step"].update(new.pop("per_step"))
         scores.update(new)
         path.write_text(json.dumps(results, indent=1))

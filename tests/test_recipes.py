@@ -131,7 +131,7 @@ def _assert_applied(written, loaded, where: str) -> None:
 
 #: the tiny recipes of the method issues, run for 2 steps from the checkpoint each names (on small sim data)
 RUN_RECIPES = ["guilibra_kl_grpo_sngs_tiny", "infigui_rloo_tiny", "litegui_mdgrpo_tiny", "ccpo_semi_online_tiny",
-               "ccpo_offline_grpo_tiny", "ccpo_start_tiny", "asft_history_tiny"]
+               "ccpo_offline_grpo_tiny", "ccpo_start_tiny", "asft_history_tiny", "reasoning_injection_history_tiny"]
 
 
 @pytest.mark.parametrize("name", RUN_RECIPES)
@@ -147,6 +147,18 @@ def test_rl_recipe_runs_two_steps(name, sim_data, tmp_path):
     cfg = cfg.model_copy(update={"model": str(ROOT / cfg.model)})
     result = entry(cfg)
     assert result["step"] == 2 and (Path(result["final_dir"]) / "guirl_prompt.json").is_file()
+
+
+def test_reasoning_injection_keeps_its_starts_prompt():
+    """InfiGUI-R1's reasoning injection from the history-reading agent trains recorded reasoning only (no direct
+    copies) in the prompt its start was trained with, "Think first." included, so the RLOO after it prompts the same."""
+    from guirl.models.prompts import PromptSpec
+    from guirl.trainers.sft import SFTConfig, prompt_spec
+
+    cfg = load_config(SFTConfig, ROOT / "recipes" / "reasoning_injection_history_tiny.yaml", [])
+    start = PromptSpec(**json.loads((ROOT / cfg.model / "guirl_prompt.json").read_text()))
+    assert prompt_spec(cfg) == start and start.reasoning is True
+    assert prompt_spec(cfg.model_copy(update={"direct_fraction": 0.5})).reasoning is False  # GUI-Libra's mixed data
 
 
 def test_computersd_history_recipe_runs_two_steps(tmp_path):

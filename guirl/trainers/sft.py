@@ -130,9 +130,10 @@ def token_weights(offsets, text: str, cfg: SFTConfig) -> list[float]:
 
 def prompt_spec(cfg: SFTConfig) -> PromptSpec:
     """How the SFT model is prompted (saved with it, so rollout and evaluation prompt it the same way)."""
-    # with the switch, inference asks for what most samples had: a thought on every step (sub-goal thoughts) or
-    # direct answers (GUI-Libra's mixed recorded reasoning)
-    reasoning = (cfg.thought == "sub_goal") if cfg.reasoning_switch else None
+    # with the switch, inference asks for what most samples had: a thought on every step (sub-goal thoughts, or
+    # recorded reasoning without direct copies: InfiGUI-R1's reasoning injection) or direct answers (GUI-Libra's
+    # mixed recorded reasoning)
+    reasoning = (cfg.thought == "sub_goal" or cfg.direct_fraction == 0) if cfg.reasoning_switch else None
     return PromptSpec(fmt=cfg.format, style=cfg.prompt_style, history_window=cfg.history_window,
                       reasoning=reasoning, history_images=cfg.history_images, casc=cfg.casc,
                       history_text=cfg.history_text)
