@@ -67,7 +67,7 @@ def train_side_by_side(commands: dict[str, list[str]], runs: Path, parallel: int
     names = list(commands)
     for i in range(0, len(names), parallel):
         launch = [subprocess.Popen([sys.executable, "-c", "import sys, json; sys.path.insert(0, sys.argv[1]); "
-                                    "from rl_recipes import run_measured; w, p = run_measured(sys.argv[3:]); "
+                                    "from rl_recipes import run_measured; w, p, _ = run_measured(sys.argv[3:]); "
                                     "open(sys.argv[2], 'w').write(json.dumps({'wall_s': w, 'peak_rss_mb': p}))",
                                     str(Path(__file__).resolve().parent), str(runs / f"{name}.cost.json"),
                                     *commands[name]], cwd=cwd)

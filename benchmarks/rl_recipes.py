@@ -148,8 +148,8 @@ def train(recipe: str, seed: int, out: Path, data: Path, overrides: list[str], t
             refuse(f"recipes/{recipe}.yaml: its training data {path} does not exist; build it first (the recipe's "
                    "header says how) or pass train_data=[...]")
     cmd = [sys.executable, *command, f"output_dir={run}", f"seed={seed}", "report_to=[]", *data_overrides, *overrides]
-    wall, peak_mb = run_measured(cmd)
-    return {"run": str(run), "wall_s": wall, "peak_rss_mb": peak_mb}
+    wall, peak_mb, cpu = run_measured(cmd)
+    return {"run": str(run), "wall_s": wall, "peak_rss_mb": peak_mb, "cpu_s": cpu}
 
 
 # Starts the command from a small process: on Linux a child's peak RSS (ru_maxrss) starts at the peak of the
@@ -162,18 +162,20 @@ if pid == 0:
     os.execvp(sys.argv[2], sys.argv[2:])
 _, status, usage = os.wait4(pid, 0)
 with open(sys.argv[1], "w") as f:
-    f.write(str(usage.ru_maxrss))
+    f.write(f"{usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
 sys.exit(os.waitstatus_to_exitcode(status) % 256)
 """
 
 
-def run_measured(cmd: list[str]) -> tuple[float, float]:
-    """Run ``cmd`` (from the repository root) to its end: its wall seconds and its own peak RSS in MiB.
+def run_measured(cmd: list[str]) -> tuple[float, float, float]:
+    """Run ``cmd`` (from the repository root) to its end: its wall seconds, its own peak RSS in MiB and the CPU
+    seconds it used (user + system). CPU over wall is how many cores the run kept busy: a 2-thread run alone on
+    2 cores is near 2; one that shared them with another job is lower, and its wall time measures the sharing.
 
     The peak is the run's own: not the largest of every child this process has waited for
     (``RUSAGE_CHILDREN``), and not this process's own peak, which a child forked from it inherits.
 
-    >>> wall, peak = run_measured([sys.executable, "-c", "b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096])"])
+    >>> wall, peak, cpu = run_measured([sys.executable, "-c", "b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096])"])
     >>> peak > 300, run_measured([sys.executable, "-c", "pass"])[1] < 200
     (True, True)
     """
@@ -186,7 +188,8 @@ def run_measured(cmd: list[str]) -> tuple[float, float]:
         wall = time.perf_counter() - start
         if code:
             raise subprocess.CalledProcessError(code, cmd)
-        return wall, int(usage.read_text()) / 1024
+        peak, cpu = usage.read_text().split()
+        return wall, int(peak) / 1024, float(cpu)
 
 
 def recipe_method(recipe: str) -> str:
@@ -468,6 +471,11 @@ def summarise(results: dict) -> dict:
         table[name] = {"splits": rows, "seeds": len(runs),
                        "wall_min": round(statistics.mean(r["wall_s"] for r in runs.values()) / 60, 2),
                        "peak_rss_gb": round(max(r["peak_rss_mb"] for r in runs.values()) / 1024, 2)}
+        # cores each seed's training kept busy (CPU over wall; runs measured since 2026-12-06): below the run's
+        # threads, it shared the machine and its wall time is not its own
+        busy = {seed: round(r["cpu_s"] / r["wall_s"], 2) for seed, r in runs.items() if "cpu_s" in r}
+        if busy:
+            table[name]["cores_busy"] = busy
     return {"base_model": results.get("setting", {}).get("base_model"), "recipes": table, "versus_trl": versus_trl(table)}
 
 

@@ -29,8 +29,8 @@ def test_an_online_recipe_gets_no_train_data_override():
 
 def test_a_small_run_after_a_large_one_reports_its_own_peak():
     big = [sys.executable, "-c", "b = bytearray(400 * 2**20); b[::4096] = b'x' * len(b[::4096])"]
-    _, first = rl_recipes.run_measured(big)
-    _, second = rl_recipes.run_measured([sys.executable, "-c", "pass"])
+    _, first, _ = rl_recipes.run_measured(big)
+    _, second, _ = rl_recipes.run_measured([sys.executable, "-c", "pass"])
     assert first > 400 and second < first / 2
 
 
@@ -43,9 +43,18 @@ def test_a_failed_run_raises_with_its_exit_code():
 def test_a_run_does_not_inherit_the_benchmark_process_peak():
     held = bytearray(500 * 2**20)  # the benchmark process after generating data and evaluating in-process
     held[::4096] = b"x" * len(held[::4096])
-    _, peak = rl_recipes.run_measured([sys.executable, "-c", "pass"])
+    _, peak, _ = rl_recipes.run_measured([sys.executable, "-c", "pass"])
     assert peak < 200
     del held
+
+
+def test_a_run_reports_the_cpu_it_used():
+    """CPU seconds over wall seconds tell a run that kept a core busy from one that waited (or shared the cores)."""
+    wall, _, cpu = rl_recipes.run_measured([sys.executable, "-c", "import time\nt = time.perf_counter()\n"
+                                            "while time.perf_counter() - t < 0.6: pass"])
+    assert cpu > 0.4 and cpu <= wall + 0.05
+    wall, _, cpu = rl_recipes.run_measured([sys.executable, "-c", "import time; time.sleep(0.6)"])
+    assert wall > 0.6 and cpu < 0.3
 
 
 def test_summary_pairs_every_seed_with_the_base_steps():
