@@ -163,8 +163,9 @@ def sample_groups(model: Path, recipe: Path, states: int, group_size: int, train
             **subgoal_in_groups(totals, parts, group_size), "by_label": by_label}
 
 
-def score_model(model: Path, data: Path) -> tuple[list[int], list[int]]:
-    """Greedy per-step success and ``S`` on the held-out steps that record a sub-goal (a fixed order)."""
+def score_model(model: Path, data: Path, max_new_tokens: int = 96) -> tuple[list[int], list[int]]:
+    """Greedy per-step success and ``S`` on the held-out steps that record a sub-goal (a fixed order); each answer
+    has ``max_new_tokens`` of room (about 320 for a model that reasons first)."""
     from rl_recipes import scored_steps
 
     from guirl.eval.steps import evaluate_steps
@@ -174,7 +175,7 @@ def score_model(model: Path, data: Path) -> tuple[list[int], list[int]]:
     held = [s for s in scored_steps(data / "trajectories" / "test_seed.jsonl") if s[1].sub_goal]
     policy = load_policy(model)
     predictions: list = []
-    evaluate_steps(HFEngine.from_policy(policy), policy.prompt, policy.frame_for, held, 96, predictions)
+    evaluate_steps(HFEngine.from_policy(policy), policy.prompt, policy.frame_for, held, max_new_tokens, predictions)
     success = [int(m.success) for _, m, _ in predictions]
     scores = [subgoal_score(text, step.sub_goal) for (_, step, _), (_, _, text) in zip(held, predictions, strict=True)]
     return success, scores
@@ -189,6 +190,8 @@ def main() -> None:
     parser.add_argument("--named", type=int, default=8, help="S at or above which a step names its sub-goal")
     parser.add_argument("--out", default="runs/bench-infigui-subgoal", help="where the held-out data is generated")
     parser.add_argument("--results", default=None, help="write the table as JSON here (results/infigui_subgoal.json)")
+    parser.add_argument("--max-new-tokens", type=int, default=96,
+                        help="each answer's room in tokens (96; about 320 after reasoning injection)")
     parser.add_argument("--groups", type=int, default=0, help="also sample groups of G on training states (0: off)")
     parser.add_argument("--states", type=int, default=300, help="training states for --groups (the recipe's volume)")
     parser.add_argument("--recipe", default=str(ROOT / "recipes" / "infigui_rloo_tiny.yaml"), help="for --groups")
@@ -202,6 +205,8 @@ def main() -> None:
         if not (Path(path) / "config.json").is_file():
             parser.error(f"--models {item}: {path} is not a model directory (no config.json)")
         models[label] = path
+    if args.max_new_tokens <= 0:
+        parser.error(f"--max-new-tokens {args.max_new_tokens}: give a positive number of tokens")
     if not 0 <= args.named <= 10:
         parser.error(f"--named {args.named}: S runs from 0 to 10")
     if args.groups == 1 or args.groups < 0 or args.states < 1:
@@ -221,8 +226,9 @@ def main() -> None:
     vectors = {}
     for label, path in models.items():
         key = f"{Path(path).resolve()}@{(Path(path) / 'config.json').stat().st_mtime_ns}"  # a retrained model: anew
+        key += f"@{args.max_new_tokens}" if args.max_new_tokens != 96 else ""
         if key not in cache:
-            cache[key] = score_model(Path(path), data)
+            cache[key] = score_model(Path(path), data, args.max_new_tokens)
             cache_path.write_text(json.dumps(cache))
         vectors[label] = cache[key]
     first = next(iter(vectors))
@@ -244,7 +250,8 @@ def main() -> None:
         print("groups", json.dumps(groups), flush=True)
     if args.results:
         result = {"command": " ".join(["python", "benchmarks/infigui_subgoal.py", *sys.argv[1:]]), "commit": commit(),
-                  "eval_seed": args.eval_seed, "per_task": args.per_task, "named_at": args.named, "models": rows,
+                  "eval_seed": args.eval_seed, "per_task": args.per_task, "named_at": args.named,
+                  "max_new_tokens": args.max_new_tokens, "models": rows,
                   **({"groups": groups} if groups else {})}
         Path(args.results).parent.mkdir(parents=True, exist_ok=True)
         Path(args.results).write_text(json.dumps(result, indent=1))

@@ -277,6 +277,8 @@ def main() -> None:
     for flag, model in (("--base", args.base), ("--start", args.start)):
         if model and "{seed}" not in model and not (Path(model) / "config.json").is_file():
             parser.error(f"{flag} {model}: not a model directory (no config.json); give a trained model")
+    if args.max_new_tokens <= 0:
+        parser.error(f"--max-new-tokens {args.max_new_tokens}: give a positive number of tokens")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.json"
@@ -287,8 +289,6 @@ def main() -> None:
     if args.max_new_tokens != 96:  # recorded only when not the default, so earlier directories keep their setting
         setting["max_new_tokens"] = args.max_new_tokens
     tokens = args.max_new_tokens
-    if args.max_new_tokens <= 0:
-        parser.error(f"--max-new-tokens {args.max_new_tokens}: give a positive number of tokens")
     names = [("trl:" if args.trainer == "trl" else "") + r + (f"[{args.tag}]" if args.tag else "") for r in args.recipes]
     scoring_only = args.add_episodes or args.add_splits or args.prompt_only
     if args.prompt_only:

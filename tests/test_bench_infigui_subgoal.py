@@ -41,6 +41,7 @@ def test_scores_the_same_steps_as_the_recipe_benchmark(tmp_path):
     (["--models", "nolabel"], "--models nolabel: write LABEL=MODEL_DIR"),
     (["--models", "a=no/such/dir"], "a=no/such/dir: no/such/dir is not a model directory"),
     (["--named", "11"], "--named 11: S runs from 0 to 10"),
+    (["--max-new-tokens", "0"], "--max-new-tokens 0: give a positive number of tokens"),
     (["--groups", "1"], "--groups 1 --states 300: RLOO needs groups of 2"),
     (["--groups", "8", "--train-data", "no/such.jsonl"], "--train-data no/such.jsonl: no such file"),
 ])

@@ -179,12 +179,24 @@ def test_add_episodes_scores_the_base_and_finished_runs_on_the_same_live_episode
 @pytest.mark.parametrize("args,says", [
     (["--recipes", "no_such_recipe"], "--recipes: no recipes/no_such_recipe.yaml; choose from"),
     (["--recipes", "infigui_rloo_tiny", "--base", "no/such/model"], "--base no/such/model: not a model directory"),
+    (["--recipes", "infigui_rloo_tiny", "--max-new-tokens", "0"], "--max-new-tokens 0: give a positive number"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, says):
     """A wrong recipe name or model path is refused before any data is generated: one line, exit 2."""
     done = subprocess.run([sys.executable, str(Path(rl_recipes.ROOT) / "benchmarks" / "rl_recipes.py"), *args,
                            "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_recipe_whose_training_data_is_not_built_is_refused_in_one_line(tmp_path, capsys):
+    """Reasoning injection trains on `guirl reasoning-data`'s output, which the benchmark does not generate: the run
+    is refused before it starts, naming the missing file and what to do."""
+    with pytest.raises(SystemExit) as refused:
+        rl_recipes.train("reasoning_injection_history_tiny", 0, tmp_path / "out", tmp_path / "data", [])
+    assert refused.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert str(tmp_path / "data" / "reasoning-history" / "episodes.jsonl") in err and "build it first" in err
     assert not (tmp_path / "out").exists()
 
 
