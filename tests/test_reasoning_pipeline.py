@@ -254,6 +254,23 @@ def test_oracle_phrasing_is_seeded(dataset):
     assert "(80, 50) in screen pixels" in with_coords.reasoning  # Wi-Fi box centre
 
 
+def test_compact_oracle_reasoning_keeps_the_spatial_part_only(dataset):
+    """The compact style names the next step, the target element and its place, and the action; it restates
+    neither the goal nor the screen's windows, and is shorter than the full text on every step."""
+    episodes, _ = dataset
+    for step in episodes[0].steps:
+        inp = TeacherInput(episodes[0], step, episodes[0].instruction, step.sub_goal, "", SCREEN, None)
+        full, compact = OracleTeacher(seed=0)(inp), OracleTeacher(seed=0, style="compact")(inp)
+        assert compact.action == full.action and len(compact.reasoning) < len(full.reasoning)
+        assert episodes[0].instruction not in compact.reasoning and "screen shows" not in compact.reasoning.lower()
+    first = episodes[0].steps[0]
+    inp = TeacherInput(episodes[0], first, episodes[0].instruction, first.sub_goal, "", SCREEN, None)
+    compact = OracleTeacher(seed=0, style="compact")(inp).reasoning
+    assert "open the Network tab" in compact and "'Network' tab" in compact and "top left" in compact
+    with pytest.raises(ValueError, match="style must be"):
+        OracleTeacher(style="short")
+
+
 def test_judge_teacher_reads_the_description_frame(dataset, tmp_path):
     episodes, root = dataset
 

@@ -59,6 +59,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-elements", type=int, default=60, help="most elements in a spatial description")
     parser.add_argument("--reasoning-coords", choices=("none", "screen", "relative"), default="none",
                         help="oracle teacher: also write the target's coordinates in the reasoning (default: none)")
+    parser.add_argument("--reasoning-style", choices=("full", "compact"), default="full",
+                        help="oracle teacher: the full reasoning (observation, goal, sub-goal, element, action) or its "
+                             "compact spatial part (sub-goal, element and place, action) for a small student")
     parser.add_argument("--images", choices=("copy", "relative"), default="copy",
                         help="copy screenshots into --out, or reference the originals by relative path")
     parser.add_argument("--keep-spatial", action="store_true", help="store each step's spatial description in extra")
@@ -98,7 +101,7 @@ def _teacher(args: argparse.Namespace, student_format: str | None, cache: Path):
     from guirl.judges import make_judge
 
     if args.teacher == "oracle":
-        return OracleTeacher(seed=args.seed, coords=args.reasoning_coords, fmt=student_format)
+        return OracleTeacher(seed=args.seed, coords=args.reasoning_coords, fmt=student_format, style=args.reasoning_style)
     if args.teacher.startswith(("http://", "https://")):
         judge = make_judge("openai", base_url=args.teacher, model=args.teacher_model, cache_dir=cache,
                            temperature=args.teacher_temperature, max_tokens=args.max_new_tokens)

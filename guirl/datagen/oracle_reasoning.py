@@ -24,6 +24,7 @@ _INTENT = ("The task is: {goal} The next step is to {sub_goal}.",
            "My goal is: {goal} To move on, I need to {sub_goal}.",
            "Overall I must do this: {goal} Right now the step is to {sub_goal}.")
 _INTENT_NO_SUBGOAL = ("The task is: {goal}", "My goal is: {goal}")
+_NEXT = ("The next step is to {sub_goal}.", "Now I need to {sub_goal}.", "Right now the step is to {sub_goal}.")
 _DONE = (" Steps done so far: {n}.", " {n} earlier actions are in the history.")
 _PLACE = ("The {element} is in the {region} of the screen{inside}{coords}.",
           "I find the {element} in the {region} part of the screen{inside}{coords}.",
@@ -157,21 +158,37 @@ def _action_sentence(action: Action, node: A11yNode | None, rng: random.Random) 
 
 
 def oracle_reasoning(step: Step, action: Action, goal: str, sub_goal: str | None, rng: random.Random,
-                     coords: str = "none") -> str:
-    """Observation, intent, target element and its place, then the action (``action`` in screen pixels)."""
+                     coords: str = "none", style: str = "full") -> str:
+    """Observation, intent, target element and its place, then the action (``action`` in screen pixels).
+
+    ``style="compact"`` keeps the spatial part only: the next step (no goal restated, no screen inventory), the target
+    element and its place, the action; about a third of the full text's length, for a student too small to write
+    the full one (a guirl departure, docs/reasoning_injection.md)."""
+    if style not in ("full", "compact"):
+        raise ValueError(f"style must be 'full' or 'compact', got {style!r}")
     size = (step.screenshot.width, step.screenshot.height)
+    next_step = sub_goal or action.description
+    if style == "compact":
+        parts = [rng.choice(_NEXT).format(sub_goal=_lower_first(next_step))] if next_step else []
+        parts += _place_and_action(step, action, size, coords, rng)
+        return " ".join(parts)
     parts = [rng.choice(_OBSERVE).format(roots=_roots(step))]
     focused = [n for n in step.a11y or [] if n.focused]
     if focused and rng.random() < 0.5:
         parts[-1] += rng.choice(_FOCUS).format(element=_element(focused[-1]))
     goal_text = goal.strip() if goal.strip().endswith((".", "?", "!")) else goal.strip() + "."
-    next_step = sub_goal or action.description
     if next_step:
         parts.append(rng.choice(_INTENT).format(goal=goal_text, sub_goal=_lower_first(next_step)))
     else:
         parts.append(rng.choice(_INTENT_NO_SUBGOAL).format(goal=goal_text))
     if step.history and rng.random() < 0.5:
         parts[-1] += rng.choice(_DONE).format(n=len(step.history))
+    return " ".join(parts + _place_and_action(step, action, size, coords, rng))
+
+
+def _place_and_action(step: Step, action: Action, size: tuple[int, int], coords: str, rng: random.Random) -> list[str]:
+    """The target element's place on the screen (when the action has one) and the action sentence."""
+    parts = []
     node = target_node(step, action) if action.type not in (ActionType.TERMINATE, ActionType.ANSWER) else None
     if node is not None and (action.target_point() is not None or action.type is ActionType.TYPE):
         box = _screen_box(node, step.a11y_frame, size)
@@ -180,5 +197,5 @@ def oracle_reasoning(step: Step, action: Action, goal: str, sub_goal: str | None
         parts.append(rng.choice(_PLACE).format(element=_element(node), region=region_name(box, size),
                                                inside=inside, coords=_coords(action, size, coords)))
     parts.append(_action_sentence(action, node, rng))
-    return " ".join(parts)
+    return parts
 

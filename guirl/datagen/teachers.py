@@ -173,13 +173,16 @@ class OracleTeacher:
     position in words only, since the student's coordinate frame is unknown
     here), ``screen`` pixels or ``relative`` 0-1000. With ``fmt`` only valid
     actions that output format can write are targets (e.g. no ``open_app``
-    for ``qwen_computer_use``), when there is one.
+    for ``qwen_computer_use``), when there is one. ``style``: the full reasoning or
+    its compact spatial part (:func:`~guirl.datagen.oracle_reasoning.oracle_reasoning`).
     """
 
-    def __init__(self, seed: int = 0, coords: str = "none", fmt: str | None = None):
+    def __init__(self, seed: int = 0, coords: str = "none", fmt: str | None = None, style: str = "full"):
         if coords not in ("none", "screen", "relative"):
             raise ValueError(f"coords must be 'none', 'screen' or 'relative', got {coords!r}")
-        self.seed, self.coords, self.fmt = seed, coords, fmt
+        if style not in ("full", "compact"):
+            raise ValueError(f"style must be 'full' or 'compact', got {style!r}")
+        self.seed, self.coords, self.fmt, self.style = seed, coords, fmt, style
 
     def __call__(self, inp: TeacherInput) -> TeacherOutput:
         step = inp.step
@@ -198,5 +201,5 @@ class OracleTeacher:
         target = target.to_frame(Frame.screen(width, height))
         if target.point is None and target.box is not None:
             target = target.model_copy(update={"point": target.target_point()})
-        reasoning = oracle_reasoning(step, target, inp.goal, inp.sub_goal, rng, coords=self.coords)
+        reasoning = oracle_reasoning(step, target, inp.goal, inp.sub_goal, rng, coords=self.coords, style=self.style)
         return TeacherOutput(reasoning, target, reasoning)
