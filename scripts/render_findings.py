@@ -19,7 +19,8 @@ import re
 
 U, M, S = "steps_unseen_seeds", "multi_solution", "single_solution"
 SPLIT_NAMES = {U: "all multi-step steps", M: "multi-solution", S: "single-solution", "episode_success": "live episode success",
-              "episode_progress": "live episode progress", "recovery": "error-recovery steps",
+              "episode_progress": "live episode progress", "steps_unseen_tasks": "unseen-family steps",
+              "recovery": "error-recovery steps",
               "error_escape": "error-escape steps", "back_on_track": "back-on-track steps",
               "own_recovery": "recovery steps at the start's own mistakes", "own_error_escape": "their error-escape steps",
               "own_back_on_track": "their back-on-track steps"}
@@ -278,6 +279,14 @@ def _opt_pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.0%}"
 
 
+def rl_recipes_reasoning_injection(result: dict) -> list[str]:
+    """InfiGUI-R1's reasoning-injection SFT from the agent, one run a setting: each against the agent before it (no
+    reference row: the settings are pilots of the data and the budget, compared by their gains)."""
+    return [*_against_reference(result, lambda n: False),
+            "- InfiGUI-R1 puts reasoning injection before RLOO; the bar for a start of RLOO here is the agent's own step "
+            "success before it."]
+
+
 def rl_recipes_computersd_validation(result: dict) -> list[str]:
     """The OPSD-coefficient pilot on validation data: each coefficient against the recipe's own (the untagged row)."""
     return _against_reference(result, lambda n: "[" not in n)
@@ -319,7 +328,7 @@ def _opt(x: float | None) -> str:
 
 FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "rl_recipes_asft": rl_recipes_asft,
             "rl_recipes_computersd": rl_recipes_computersd, "rl_recipes_infigui": rl_recipes_infigui,
-            "rl_recipes_guilibra": rl_recipes_guilibra,
+            "rl_recipes_guilibra": rl_recipes_guilibra, "rl_recipes_reasoning_injection": rl_recipes_reasoning_injection,
             "rl_recipes_computersd_validation": rl_recipes_computersd_validation, "computersd_signal": computersd_signal,
             "infigui_subgoal": infigui_subgoal, "rl_action_types": rl_action_types, "litegui_opd": litegui_opd,
             "guilibra_kl_pearson": guilibra_kl_pearson}
