@@ -202,3 +202,17 @@ def test_litegui_findings_read_each_row_against_the_sft_free_pipeline():
     del recipes["md[after OPD, 200 steps]"]  # no pipeline row: SFT is the reference
     assert any(line.startswith("- `md[after OPD, 200 steps, single-solution reward]` against `t[sft]`")
                for line in litegui_opd({"recipes": recipes}))
+
+
+def test_reasoning_injection_pilots_read_each_against_the_agent_only():
+    """One-seed pilots of reasoning injection: each row's paired interval over the agent, split names in words, and
+    no row set up as a reference for the others (they are settings, not ablations of one recipe)."""
+    from render_findings import rl_recipes_reasoning_injection
+
+    split = {"n": 648, "base": 0.221, "mean": 0.204, "gain": -0.017, "spread": 0.0, "passes": None,
+             "paired": {"seed0": {"diff": -0.017, "low": -0.054, "high": 0.02}}}
+    row = {"seeds": 1, "wall_min": 10.9, "peak_rss_gb": 1.59, "splits": {"steps_unseen_tasks": split}}
+    lines = rl_recipes_reasoning_injection({"recipes": {"ri": row, "ri[compact]": row}})
+    assert lines[0] == ("- `ri` (1 seed, 10.9 min training, 1.59 GB): unseen-family steps (n=648, start 0.221) -0.017 "
+                        "[-0.054, +0.020] (paired 95% interval), no verdict from one seed.")
+    assert len(lines) == 3 and not any("against" in line for line in lines)
