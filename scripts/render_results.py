@@ -398,11 +398,16 @@ def render_guilibra_kl_pearson(result: dict) -> list[str]:
 
 
 def render_infigui_subgoal(result: dict) -> list[str]:
-    lines = [f"## Where InfiGUI-R1's sub-goal reward can act (held-out data seed {result.get('eval_seed')})", "",
+    seed = result.get("eval_seed")
+    data = f"held-out data seed {seed}" if seed == 7 else f"validation data seed {seed}"
+    title = result.get("title", "Where InfiGUI-R1's sub-goal reward can act")
+    lines = [f"## {title} ({data})", "",
              "`benchmarks/infigui_subgoal.py`: greedy answers on the held-out multi-step steps of the trained families; "
              "S (0..10) is the ground-truth sub-goal scorer's score of the reasoning against the step's recorded "
              f"sub-goal; a step names its sub-goal when S >= {result.get('named_at')}. Paired columns: against the "
-             "first row, step by step (mean difference and 95% interval).", "",
+             "first row, step by step (mean difference and 95% interval)."
+             + (f" Each answer has room for {result['max_new_tokens']} new tokens." if result.get("max_new_tokens", 96) != 96
+                else ""), "",
              "| model | steps | step success | S / 10 | names its sub-goal | success when named | success otherwise | "
              "failed steps that named it | success vs first | S / 10 vs first |", "|" + "---|" * 10]
 
