@@ -7,6 +7,7 @@ import pytest
 import guirl.matching.text
 import guirl.rewards.base
 import guirl.rewards.guilibra
+import guirl.rewards.guilibra_authors
 import guirl.rewards.inputs
 import guirl.rewards.litegui
 import guirl.rewards.step
@@ -16,6 +17,7 @@ MODULES = [
     guirl.rewards.inputs,
     guirl.rewards.litegui,
     guirl.rewards.guilibra,
+    guirl.rewards.guilibra_authors,
     guirl.rewards.step,
     guirl.matching.text,
 ]

@@ -162,7 +162,7 @@ def oracle_reasoning(step: Step, action: Action, goal: str, sub_goal: str | None
     """Observation, intent, target element and its place, then the action (``action`` in screen pixels).
 
     ``style="compact"`` keeps the spatial part only: the next step (no goal restated, no screen inventory), the target
-    element and its place, the action; about a third of the full text's length, for a student too small to write
+    element and its place, the action; about half the full text's length, for a student too small to write
     the full one (a guirl departure, docs/reasoning_injection.md)."""
     if style not in ("full", "compact"):
         raise ValueError(f"style must be 'full' or 'compact', got {style!r}")
