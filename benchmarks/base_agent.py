@@ -158,11 +158,12 @@ def episode_success(policy, engine, data: Path, episodes: int, max_new_tokens: i
 
 
 def room_for_rl(policy, engine, steps: list, k: int, max_new_tokens: int, states: int = 200,
-                temperature: float = 1.0, greedy: float | None = None) -> dict:
+                temperature: float = 1.0, greedy: float | None = None, per_state: bool = False) -> dict:
     """Greedy success and pass@k (k samples at ``temperature``) on ``states`` training states, with the share
     of states whose k samples are neither all right nor all wrong (``informative``: a GRPO group of them has a
     non-zero advantage under a 0/1 reward) and the mean success of a sample. ``greedy``: a known greedy score
-    of the same states (not recomputed)."""
+    of the same states (not recomputed). ``per_state``: also each state's share of right samples, in the order
+    of the states drawn (the same for every model), so two models can be paired state by state."""
     from guirl.eval.steps import evaluate_steps
     from guirl.rewards import columns_for, make_reward, reward_columns
     from guirl.rollout.engine import SamplingParams
@@ -183,7 +184,7 @@ def room_for_rl(policy, engine, steps: list, k: int, max_new_tokens: int, states
     sample = sum(sum(map(bool, h)) for h in hits) / (k * len(hits))
     return {"k": k, "temperature": temperature, "greedy": round(greedy, 4), "pass_at_k": round(pass_k, 4),
             "room": round(pass_k - greedy, 4), "informative": round(informative, 4), "sample_success": round(sample, 4),
-            "n": len(hits)}
+            "n": len(hits)} | ({"per_state": [sum(map(bool, h)) / k for h in hits]} if per_state else {})
 
 
 def training_summary(record: dict) -> dict:

@@ -104,10 +104,10 @@ def ccpo_casc(result: dict) -> list[str]:
     ]
 
 
-def _against_reference(result: dict, is_reference) -> list[str]:
+def _against_reference(result: dict, is_reference, compared=lambda name: True) -> list[str]:
     """Each row of an ``rl_recipes.py`` table: its gain over the start on every split it was scored on; then every
-    other row against the reference row (the first for which ``is_reference(name)``): the difference of the means
-    after training beside the two spreads."""
+    other row for which ``compared(name)`` against the reference row (the first for which ``is_reference(name)``):
+    the difference of the means after training beside the two spreads."""
     recipes = result["recipes"]
     lines = []
     for name, row in recipes.items():
@@ -131,7 +131,7 @@ def _against_reference(result: dict, is_reference) -> list[str]:
             lines.append(f"- `{name}` over each seed's own start: " + "; ".join(own) + ".")
     ref = next((n for n in recipes if is_reference(n)), None)
     for name, row in recipes.items():
-        if ref is None or name in (ref, "prompt_only"):
+        if ref is None or name in (ref, "prompt_only") or not compared(name):
             continue
         parts = []
         for s, r in row["splits"].items():
@@ -176,6 +176,15 @@ def rl_recipes_infigui(result: dict) -> list[str]:
     return [*_against_reference(result, lambda n: n.endswith("[own recovery]")),
             "- The paper reports no ablation of either part; it credits sub-goal guidance and the error-recovery "
             "scenarios together for its trajectory results (AndroidControl)."]
+
+
+def rl_recipes_infigui_ri(result: dict) -> list[str]:
+    """InfiGUI-R1's two stages: the reasoning-injection SFT seeds against the agent, RLOO from each seed's SFT model
+    (its own start) and the RLOO ablations against the full recipe (the RLOO row whose name ends "own recovery]")."""
+    rloo = lambda n: n.startswith("infigui_rloo")  # noqa: E731
+    return [*_against_reference(result, lambda n: rloo(n) and n.endswith("own recovery]"), compared=rloo),
+            "- InfiGUI-R1's bar for its RLOO stage is the reasoning-injection model it starts from (the lines \"over "
+            "each seed's own start\"); the paper reports no ablation of the sub-goal reward or the recovery states."]
 
 
 def infigui_subgoal(result: dict) -> list[str]:
@@ -322,16 +331,35 @@ def guilibra_kl_pearson(result: dict) -> list[str]:
     return lines
 
 
+def rl_room(result: dict) -> list[str]:
+    """``benchmarks/rl_room.py --models``: each model's greedy and sampled success on the RL training states, and
+    every model after the first against it, paired state by state."""
+    models = result["models"]
+    first = next(iter(models))
+    lines = []
+    for name, m in models.items():
+        for r in m["rows"]:
+            line = (f"- `{name}` at temperature {r['temperature']:g}: greedy {_u(r['greedy'])}, sample success "
+                    f"{_u(r['sample_success'])}, pass@{r['k']} {_u(r['pass_at_k'])} on {r['n']} training states")
+            versus = m.get("versus_first")
+            if versus:
+                line += (f"; against `{first}`: greedy {_interval(versus['greedy'])}, sample success "
+                         f"{_interval(versus['sample_success'][str(r['temperature'])])} (paired 95% intervals)")
+            lines.append(line + ".")
+    return lines
+
+
 def _opt(x: float | None) -> str:
     return "undefined" if x is None else _s(x)
 
 
 FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "rl_recipes_asft": rl_recipes_asft,
             "rl_recipes_computersd": rl_recipes_computersd, "rl_recipes_infigui": rl_recipes_infigui,
+            "rl_recipes_infigui_ri": rl_recipes_infigui_ri,
             "rl_recipes_guilibra": rl_recipes_guilibra, "rl_recipes_reasoning_injection": rl_recipes_reasoning_injection,
             "rl_recipes_computersd_validation": rl_recipes_computersd_validation, "computersd_signal": computersd_signal,
             "infigui_subgoal": infigui_subgoal, "rl_action_types": rl_action_types, "litegui_opd": litegui_opd,
-            "guilibra_kl_pearson": guilibra_kl_pearson}
+            "guilibra_kl_pearson": guilibra_kl_pearson, "rl_room": rl_room}
 BLOCK = re.compile(r"(<!-- rendered from results/(?P<stem>[\w-]+)\.json -->\n)(?P<body>.*?)(<!-- end rendered -->)",
                    re.DOTALL)
 

@@ -195,6 +195,8 @@ def render_rl_visited(result: dict) -> list[str]:
 
 
 def render_rl_room(result: dict) -> list[str]:
+    if "models" in result:
+        return _render_rl_room_models(result)
     lines = [f"## What a GRPO group can learn from, by sampling temperature (`{result.get('model')}`)", "",
              f"{result.get('states')} training states of data seed {result.get('train_data_seed')} (where the tiny RL "
              f"recipes draw theirs), {result.get('k')} samples each: a state is informative when its samples are "
@@ -205,6 +207,29 @@ def render_rl_room(result: dict) -> list[str]:
         lines.append(f"| {r['temperature']:g} | {_f(r['greedy'])} | {_f(r['pass_at_k'])} | {_f(r['room'])} | "
                      f"{_f(r['informative'])} | {_f(r['sample_success'])} |")
     return lines + [""] + _provenance(result)
+
+
+def _render_rl_room_models(result: dict) -> list[str]:
+    """``rl_room.py --models``: several models on the same training states, each after the first paired with it."""
+    models = result["models"]
+    first = next(iter(models))
+    lines = [f"## {result.get('title', 'Greedy and sampled success on RL training states')}", "",
+             f"{result.get('states')} training states of data seed {result.get('train_data_seed')}, {result.get('k')} "
+             f"samples each, {result.get('max_new_tokens')} new tokens; every model after `{first}` is paired with it "
+             "state by state (difference and 95% interval).", "",
+             "| model | temperature | greedy | greedy vs first | sample success | sample success vs first | pass@k | "
+             "informative states |", "|---|---|---|---|---|---|---|---|"]
+    for name, m in models.items():
+        versus = m.get("versus_first", {})
+        for r in m["rows"]:
+            g, smp = versus.get("greedy"), versus.get("sample_success", {}).get(str(r["temperature"]))
+            lines.append(f"| {name} (`{m['model']}`) | {r['temperature']:g} | {_f(r['greedy'])} | {_pair_cell(g)} | "
+                         f"{_f(r['sample_success'])} | {_pair_cell(smp)} | {_f(r['pass_at_k'])} | {_f(r['informative'])} |")
+    return lines + [""] + _provenance(result)
+
+
+def _pair_cell(p: dict | None) -> str:
+    return f"{p['diff']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]" if p else "-"
 
 
 def render_base_agent_vision_levers(result: dict) -> list[str]:

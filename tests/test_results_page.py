@@ -216,3 +216,44 @@ def test_reasoning_injection_pilots_read_each_against_the_agent_only():
     assert lines[0] == ("- `ri` (1 seed, 10.9 min training, 1.59 GB): unseen-family steps (n=648, start 0.221) -0.017 "
                         "[-0.054, +0.020] (paired 95% interval), no verdict from one seed.")
     assert len(lines) == 3 and not any("against" in line for line in lines)
+
+
+def test_infigui_pipeline_compares_the_rloo_ablations_with_the_full_rloo_recipe_only():
+    """Reasoning injection then RLOO in one table: the RLOO ablations are read against the full RLOO row (not against
+    the SFT row), and the SFT rows are not compared with the RLOO reference."""
+    from render_findings import rl_recipes_infigui_ri
+
+    def row(mean):
+        split = {"n": 1301, "base": 0.7, "mean": mean, "gain": round(mean - 0.7, 4), "spread": 0.01, "passes": False,
+                 "paired": {"seed0": {"diff": mean - 0.7, "low": -0.1, "high": 0.0}}}
+        return {"seeds": 3, "wall_min": 4.0, "peak_rss_gb": 1.4, "splits": {"steps_unseen_seeds": split}}
+
+    recipes = {"reasoning_injection_history_tiny[compact]": row(0.63), "infigui_rloo_tiny[after RI, own recovery]":
+               row(0.60), "infigui_rloo_tiny[after RI, no recovery states]": row(0.61)}
+    lines = rl_recipes_infigui_ri({"recipes": recipes})
+    assert ("- `infigui_rloo_tiny[after RI, no recovery states]` against `infigui_rloo_tiny[after RI, own recovery]`, "
+            "after training: all multi-step steps +0.010 (within the two spreads, 0.020).") in lines
+    assert not any(line.startswith("- `reasoning_injection_history_tiny[compact]` against") for line in lines)
+
+
+def test_rl_room_with_several_models_reads_each_against_the_first():
+    """``rl_room.py --models``: the table and the quoted lines pair every later model with the first (greedy and
+    sample success), and the first model's own line carries no comparison."""
+    from render_findings import rl_room
+    from render_results import render_rl_room
+
+    row = {"k": 8, "temperature": 1.0, "greedy": 0.6, "pass_at_k": 0.9, "room": 0.3, "informative": 0.5,
+           "sample_success": 0.5, "n": 200}
+    pair = {"diff": -0.05, "low": -0.08, "high": -0.02, "n": 200}
+    result = {"states": 200, "train_data_seed": 3, "k": 8, "max_new_tokens": 160, "command": "c", "commit": "x",
+              "models": {"start": {"model": "a", "rows": [row]},
+                         "after": {"model": "b", "rows": [row | {"sample_success": 0.45}],
+                                   "versus_first": {"against": "start", "greedy": pair,
+                                                    "sample_success": {"1.0": pair}}}}}
+    lines = rl_room(result)
+    assert lines[0] == "- `start` at temperature 1: greedy 0.600, sample success 0.500, pass@8 0.900 on 200 training states."
+    assert lines[1].endswith("against `start`: greedy -0.050 [-0.080, -0.020], sample success -0.050 [-0.080, -0.020] "
+                             "(paired 95% intervals).")
+    table = render_rl_room(result)
+    assert "| after (`b`) | 1 | 0.600 | -0.050 [-0.080, -0.020] | 0.450 | -0.050 [-0.080, -0.020] | 0.900 | 0.500 |" in table
+    assert any(line.startswith("| start (`a`) | 1 | 0.600 | - |") for line in table)
