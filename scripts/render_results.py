@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from render_findings import BLOCK, by_prefix, fill  # noqa: E402
+from render_findings import BLOCK, _interval, by_prefix, fill  # noqa: E402
 
 RESULTS, PAGE = ROOT / "results", ROOT / "docs" / "results.md"
 
@@ -140,13 +140,13 @@ def _recipes_table(result: dict) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|---|"]
     for name, row in result.get("recipes", {}).items():
         for split, r in row["splits"].items():
-            pairs = "; ".join(f"{p['diff']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]" for p in r["paired"].values())
+            pairs = "; ".join(_interval(p) for p in r["paired"].values())
             bar = {True: "pass", False: "miss", None: "-"}[r["passes"]]
             lines.append(f"| {name} | {split} | {r['n']} | {_f(r['base'])} | {_f(r['mean'])} +- {_f(r['spread'])} | "
                          f"{r['gain']:+.3f} | {pairs} | {bar} | {_f(row['wall_min'], 1)} | {_f(row['peak_rss_gb'], 2)} |")
             own = r.get("own_start")
             if own:  # a second stage against each seed's own first-stage model (the start column: their mean)
-                pairs = "; ".join(f"{p['diff']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]" for p in own["paired"].values())
+                pairs = "; ".join(_interval(p) for p in own["paired"].values())
                 lines.append(f"| {name}, over each seed's start | {split} | {r['n']} | {_f(own['start'])} | "
                              f"{_f(r['mean'])} +- {_f(r['spread'])} | {own['gain']:+.3f} +- {_f(own['spread'])} | {pairs} | "
                              f"{ {True: 'pass', False: 'miss', None: '-'}[own['passes']]} | | |")
@@ -189,7 +189,7 @@ def render_rl_visited(result: dict) -> list[str]:
         for k in ("visited", "unvisited"):
             p = r[k]["paired"]
             cells += [f"{_f(r[k]['before'])} -> {_f(r[k]['after'])} (n {r[k]['n']})",
-                      f"{p['diff']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]"]
+                      _interval(p)]
         lines.append(f"| {r['run']} | {r['batch_size']} x {r['max_steps']} | {r['lr']:g} | " + " | ".join(cells) + " |")
     return lines + [""] + _provenance(result)
 
@@ -229,7 +229,7 @@ def _render_rl_room_models(result: dict) -> list[str]:
 
 
 def _pair_cell(p: dict | None) -> str:
-    return f"{p['diff']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]" if p else "-"
+    return _interval(p) if p else "-"
 
 
 def render_base_agent_vision_levers(result: dict) -> list[str]:
@@ -387,9 +387,9 @@ def render_ccpo_casc(result: dict) -> list[str]:
     for casc, row in result.get("rows", {}).items():
         vs = row.get("vs_off", {})
         for split, r in row["splits"].items():
-            pairs = "; ".join(f"{p['diff']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]" for p in r["paired"].values())
+            pairs = "; ".join(_interval(p) for p in r["paired"].values())
             d, sv = vs.get(split), row.get("start_vs_off") if split == "steps_unseen_seeds" else None
-            start_off = f"{sv['diff']:+.3f} [{sv['low']:+.3f}, {sv['high']:+.3f}]" if sv else "-"
+            start_off = _pair_cell(sv)
             after_off = f"{d['after']:+.3f} ({_f(d['spreads'])})" if d else "-"
             moved = f"{r['won']:.1f} / {r['lost']:.1f}" if "won" in r else "-"
             tok = f"{row['tokens']:.0f}" + (f" ({vs['tokens']:+.0%})" if vs else "")
@@ -436,14 +436,11 @@ def render_infigui_subgoal(result: dict) -> list[str]:
              "| model | steps | step success | S / 10 | names its sub-goal | success when named | success otherwise | "
              "failed steps that named it | success vs first | S / 10 vs first |", "|" + "---|" * 10]
 
-    def pair(p: dict | None) -> str:
-        return f"{p['diff']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]" if p else "-"
-
     for label, r in result.get("models", {}).items():
         lines.append(f"| {label} (`{r['model']}`) | {r['steps']} | {_f(r['success'])} | {_f(r['subgoal'])} | "
                      f"{_f(r['named'])} | {_f(r['success_named'])} | {_f(r['success_not_named'])} | "
-                     f"{_f(r['failed_named'])} | {pair(r.get('paired', {}).get('success'))} | "
-                     f"{pair(r.get('paired', {}).get('subgoal'))} |")
+                     f"{_f(r['failed_named'])} | {_pair_cell(r.get('paired', {}).get('success'))} | "
+                     f"{_pair_cell(r.get('paired', {}).get('subgoal'))} |")
     g = result.get("groups")
     if g:
         lines += ["", f"Where the term reaches RLOO's advantage (`--groups`): `{g['model']}` samples {g['group_size']} "
