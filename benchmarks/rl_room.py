@@ -50,12 +50,17 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--temperatures", type=float, nargs="+", default=[0.7, 1.0, 1.3, 1.6])
     parser.add_argument("--max-new-tokens", type=int, default=80, help="the recipes' length limit")
     parser.add_argument("--data", default="runs/bench-rl-room", help="where the training data is generated")
+    parser.add_argument("--split", type=Path, default=None,
+                        help="the states of this trajectories file (e.g. the episodes an RL run trained on) instead "
+                             "of data seed 3's training steps; all of them when --states is at least their number")
     parser.add_argument("--out", default="results/rl_room.json")
     args = parser.parse_args(argv)
     models = dict(named(m) for m in args.models) if args.models else {"model": args.model}
     torch.set_num_threads(2)
-    train = ensure_data(Path(args.data), 3)
-    steps = load_steps(train / "trajectories" / "train.jsonl")
+    if args.split is not None and not args.split.is_file():
+        parser.error(f"--split {args.split}: no such file; give a trajectories .jsonl (e.g. a run's train_data)")
+    split = args.split or ensure_data(Path(args.data), 3) / "trajectories" / "train.jsonl"
+    steps = load_steps(split)
     steps = random.Random(0).sample(steps, min(args.states, len(steps)))
     start = time.perf_counter()
     measured = {}
@@ -75,6 +80,8 @@ def main(argv: list[str] | None = None) -> dict:
         measured[name] = {"model": path, "rows": rows, "greedy_per_state": [int(m.success) for _, m, _ in predictions]}
     command = " ".join(["python", "benchmarks/rl_room.py", *(argv if argv is not None else sys.argv[1:])])
     common = {"train_data_seed": 3, "states": len(steps), "k": args.k, "max_new_tokens": args.max_new_tokens}
+    if args.split is not None:
+        common["split"] = _portable(str(args.split))
     if args.models:
         result = {"models": {n: {"model": _portable(m["model"])} | versus_first(measured, n) for n, m in measured.items()},
                   **common, "seconds": round(time.perf_counter() - start, 1), "command": command, "commit": commit()}

@@ -270,3 +270,26 @@ def test_cli_run_and_errors(tmp_path, capsys):
         args.func(_cli([*argv, "--overwrite", "--verifier", "nope"]))
     with pytest.raises(UsageError, match="unknown sim task 'desktop.nope'"):
         args.func(_cli([*argv, "--overwrite", "--tasks", "desktop.nope"]))
+
+
+def test_the_proposer_reads_its_history_as_its_spec_writes_it():
+    """A proposer trained on past *actions* (``history_text="action"``, the history-reading agent) sees its past
+    steps as actions, not as the raw outputs they came from: ATG's prompt is the agent's own step prompt (the one
+    its trainer and rollout build), over ATG's history window. Before this, ATG showed every proposer the raw
+    outputs (thoughts included), a prompt the history-reading agent never saw in training."""
+    from PIL import Image
+
+    from guirl.data.schema import HistoryItem
+    from guirl.models.prompts import PromptSpec, step_prompt
+
+    past = HistoryItem(action=OK_BUTTON, output="<think>press the OK button first</think>\nclick OK")
+    screen = Image.new("RGB", SCREEN, "white")
+    for text, shown in (("action", '"coordinate": [30, 20]'), ("output", "press the OK button first")):
+        spec = PromptSpec(fmt="qwen_computer_use", style="compact", history_window=3, reasoning=True,
+                          history_text=text)
+        proposer = Proposer(engine=None, spec=spec, frame_for=Frame.screen)
+        prompt = atg.proposal_prompt(proposer, "Press OK.", screen, [past], [None], "", history_steps=3)
+        own = step_prompt(spec, Frame.screen(*SCREEN), "Press OK.", screen, [past], history_images=[None])
+        assert prompt.messages == own.messages
+        seen = atg.prompt_text(prompt)
+        assert shown in seen and (text == "output") == ("press the OK" in seen)

@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -59,7 +59,7 @@ from guirl.datagen.atg_output import (
 from guirl.envs.base import Env, Observation, make_env
 from guirl.judges.base import Judge, JudgeResult, judge_many
 from guirl.judges.verify import Vote, read_vote, verify_request
-from guirl.models.prompts import Prompt, PromptSpec, build_messages, written_action
+from guirl.models.prompts import Prompt, PromptSpec, step_prompt, written_action
 from guirl.rollout.engine import GenerationEngine, SamplingParams
 
 REJECTED_HEADER = "Rejected before (do not propose these again):"
@@ -170,15 +170,15 @@ class Proposer:
 
 def proposal_prompt(proposer: Proposer, instruction: str, screenshot: Image.Image, history: Sequence[HistoryItem],
                     history_images: Sequence[Image.Image | None], constraints: str, history_steps: int) -> Prompt:
-    """The proposer's prompt: its usual step prompt (history window ``history_steps``), plus ``constraints``
-    as a text block after the current screenshot when there are any."""
-    spec = proposer.spec
-    messages, images = build_messages(
-        instruction, screenshot, history, fmt=spec.fmt, frame=proposer.frame_for(*screenshot.size),
-        history_window=history_steps, history_images=history_images, style=spec.style, reasoning=spec.reasoning)
+    """The proposer's prompt: its usual step prompt (:func:`~guirl.models.prompts.step_prompt`: its system prompt,
+    its past steps as its spec writes them, raw outputs or actions), over a history window of ``history_steps``,
+    plus ``constraints`` as a text block after the current screenshot when there are any."""
+    spec = replace(proposer.spec, history_window=history_steps)
+    prompt = step_prompt(spec, proposer.frame_for(*screenshot.size), instruction, screenshot, history,
+                         history_images=history_images)
     if constraints:
-        messages[-1]["content"].append({"type": "text", "text": f"\n{constraints}"})
-    return Prompt(messages, images)
+        prompt.messages[-1]["content"].append({"type": "text", "text": f"\n{constraints}"})
+    return prompt
 
 
 def prompt_text(prompt: Prompt) -> str:
