@@ -349,6 +349,28 @@ def rl_room(result: dict) -> list[str]:
     return lines
 
 
+def rl_fit(result: dict) -> list[str]:
+    """``benchmarks/rl_fit.py``: each run on the states it trained on and on states of other episodes, against the
+    start, paired state by state."""
+    t = str(float(result.get("temperature", 1.0)))
+    fit, rest = result["fit"]["models"], result["rest"]["models"]
+    start = next(iter(fit))
+    lines = []
+    for name, run in result.get("runs", {}).items():
+        parts = []
+        for label, models in (("on the %d states it trained on" % result["fit"]["states"], fit),
+                              ("on %d states of other episodes" % result["rest"]["states"], rest)):
+            (r0,), (r,) = models[start]["rows"], models[name]["rows"]
+            vs = models[name]["versus_first"]
+            parts.append(f"{label} sample success {_u(r0['sample_success'])} -> {_u(r['sample_success'])} "
+                         f"({_interval(vs['sample_success'][t])}), greedy {_u(r0['greedy'])} -> {_u(r['greedy'])} "
+                         f"({_interval(vs['greedy'])})")
+        lines.append(f"- `{name}` ({result['batch_size']} states x {result['steps']} steps at lr {run['lr']:g}, "
+                     f"{run['wall_s'] / 60:.1f} min, {run['peak_rss_mb'] / 1024:.2f} GB): " + "; ".join(parts)
+                     + " (paired 95% intervals).")
+    return lines
+
+
 def _opt(x: float | None) -> str:
     return "undefined" if x is None else _s(x)
 
@@ -359,7 +381,8 @@ FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "rl_reci
             "rl_recipes_guilibra": rl_recipes_guilibra, "rl_recipes_reasoning_injection": rl_recipes_reasoning_injection,
             "rl_recipes_computersd_validation": rl_recipes_computersd_validation, "computersd_signal": computersd_signal,
             "infigui_subgoal": infigui_subgoal, "rl_action_types": rl_action_types, "litegui_opd": litegui_opd,
-            "guilibra_kl_pearson": guilibra_kl_pearson, "rl_room": rl_room}
+            "guilibra_kl_pearson": guilibra_kl_pearson, "rl_room": rl_room,
+            "rl_fit": rl_fit}
 BLOCK = re.compile(r"(<!-- rendered from results/(?P<stem>[\w-]+)\.json -->\n)(?P<body>.*?)(<!-- end rendered -->)",
                    re.DOTALL)
 

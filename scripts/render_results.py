@@ -228,6 +228,33 @@ def _render_rl_room_models(result: dict) -> list[str]:
     return lines + [""] + _provenance(result)
 
 
+def render_rl_fit(result: dict) -> list[str]:
+    """``benchmarks/rl_fit.py``: an RL recipe trained on a small fixed set of states, measured on them and on others."""
+    fit, rest = result["fit"], result["rest"]
+    lines = [f"## Can RL fit a few training states? `{result.get('recipe')}` on {fit.get('states')} states "
+             f"(`{result.get('start')}`)", "",
+             f"The first {result.get('episodes_per_task')} episodes of every family of data seed "
+             f"{result.get('train_data_seed')} are the only training states ({result.get('batch_size')} states x "
+             f"{result.get('steps')} steps, training seed {result.get('seed')}); each run is measured on those states "
+             f"(fit) and on {rest.get('states')} states of the other episodes (rest), greedy and {fit.get('k')} samples "
+             f"a state at temperature {result.get('temperature'):g}, each state paired with the start (difference and "
+             "95% interval).", "",
+             "| run | lr | train min | peak RSS GB | set | greedy | greedy vs start | sample success | "
+             "sample success vs start |", "|---|---|---|---|---|---|---|---|---|"]
+    temperature = str(float(result.get("temperature", 1.0)))
+    for name in fit["models"]:
+        run = result.get("runs", {}).get(name, {})
+        cost = ([f"{run['lr']:g}", f"{run['wall_s'] / 60:.1f}", f"{run['peak_rss_mb'] / 1024:.2f}"] if run
+                else ["-", "-", "-"])
+        for part, measured in (("fit", fit), ("rest", rest)):
+            m = measured["models"][name]
+            (r,) = m["rows"]
+            versus = m.get("versus_first", {})
+            lines.append(f"| {name} | {' | '.join(cost)} | {part} | {_f(r['greedy'])} | {_pair_cell(versus.get('greedy'))} | "
+                         f"{_f(r['sample_success'])} | {_pair_cell(versus.get('sample_success', {}).get(temperature))} |")
+    return lines + [""] + _provenance(result)
+
+
 def _pair_cell(p: dict | None) -> str:
     return _interval(p) if p else "-"
 
@@ -475,7 +502,7 @@ RENDERERS = {"guilibra_kl_pearson": render_guilibra_kl_pearson, "litegui_teacher
              "rl_recipes": render_rl_recipes, "rl_visited": render_rl_visited,
              "rl_room": render_rl_room, "computersd_async": render_computersd_async,
              "litegui_opd": render_rl_recipes, "litegui_opd_flips": render_litegui_opd_flips,
-             "litegui_pipeline": render_litegui_pipeline, "computersd_signal": render_computersd_signal,
+             "litegui_pipeline": render_litegui_pipeline, "rl_fit": render_rl_fit, "computersd_signal": render_computersd_signal,
              "ccpo_casc": render_ccpo_casc, "infigui_subgoal": render_infigui_subgoal, "ccpo_casc_validation": render_ccpo_casc,
              "rl_action_types": render_rl_action_types}
 

@@ -45,3 +45,24 @@ def test_a_bad_models_entry_is_refused_in_one_line(item, capsys):
     assert err.value.code == 2
     message = capsys.readouterr().err.strip()
     assert message.startswith("--models ") and "\n" not in message
+
+
+def test_split_measures_exactly_the_states_of_a_given_file(sim_data, tmp_path):
+    """``--split``: the states of that trajectories file (all of them when ``--states`` is larger), named in the
+    result; a missing file is refused in one line."""
+    import rl_fit
+
+    fit, _ = rl_fit.split_episodes(sim_data, 1)
+    from base_agent import load_steps
+
+    n = len(load_steps(fit))
+    result = rl_room.main(["--split", str(fit), "--states", "1000", "--k", "1", "--temperatures", "1.0",
+                           "--max-new-tokens", "16", "--out", ""])
+    assert result["states"] == n > 0 and result["split"] == str(fit)
+
+
+def test_split_that_does_not_exist_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit) as err:
+        rl_room.main(["--split", str(tmp_path / "none.jsonl")])
+    assert err.value.code == 2
+    assert "--split" in capsys.readouterr().err.strip().splitlines()[-1]

@@ -257,3 +257,34 @@ def test_rl_room_with_several_models_reads_each_against_the_first():
     table = render_rl_room(result)
     assert "| after (`b`) | 1 | 0.600 | -0.050 [-0.080, -0.020] | 0.450 | -0.050 [-0.080, -0.020] | 0.900 | 0.500 |" in table
     assert any(line.startswith("| start (`a`) | 1 | 0.600 | - |") for line in table)
+
+
+def test_rl_fit_reads_each_run_on_its_own_states_and_on_others_against_the_start():
+    """``rl_fit.py``: per run, the fit set and the rest, each paired with the start; the start's rows carry none."""
+    from render_findings import rl_fit
+    from render_results import render_rl_fit
+
+    row = {"k": 8, "temperature": 1.0, "greedy": 0.7, "pass_at_k": 0.9, "room": 0.2, "informative": 0.5,
+           "sample_success": 0.6, "n": 100}
+    up = {"diff": 0.2, "low": 0.15, "high": 0.25, "n": 100}
+    down = {"diff": -0.05, "low": -0.09, "high": -0.01, "n": 200}
+
+    def part(states, pair, after):
+        return {"states": states, "k": 8, "models": {
+            "start": {"model": "a", "rows": [row]},
+            "lr1e-05": {"model": "b", "rows": [row | after],
+                        "versus_first": {"against": "start", "greedy": pair, "sample_success": {"1.0": pair}}}}}
+
+    result = {"recipe": "r", "start": "a", "train_data_seed": 3, "episodes_per_task": 2, "batch_size": 4, "steps": 200,
+              "seed": 0, "temperature": 1.0, "command": "c", "commit": "x",
+              "runs": {"lr1e-05": {"lr": 1e-5, "wall_s": 600.0, "peak_rss_mb": 2048, "cpu_s": 1100.0}},
+              "fit": part(100, up, {"sample_success": 0.8, "greedy": 0.9}),
+              "rest": part(200, down, {"sample_success": 0.55, "greedy": 0.65})}
+    (line,) = rl_fit(result)
+    assert line == ("- `lr1e-05` (4 states x 200 steps at lr 1e-05, 10.0 min, 2.00 GB): on the 100 states it trained on "
+                    "sample success 0.600 -> 0.800 (+0.200 [+0.150, +0.250]), greedy 0.700 -> 0.900 (+0.200 [+0.150, "
+                    "+0.250]); on 200 states of other episodes sample success 0.600 -> 0.550 (-0.050 [-0.090, -0.010]), "
+                    "greedy 0.700 -> 0.650 (-0.050 [-0.090, -0.010]) (paired 95% intervals).")
+    table = render_rl_fit(result)
+    assert "| start | - | - | - | fit | 0.700 | - | 0.600 | - |" in table
+    assert "| lr1e-05 | 1e-05 | 10.0 | 2.00 | rest | 0.650 | -0.050 [-0.090, -0.010] | 0.550 | -0.050 [-0.090, -0.010] |" in table

@@ -5,7 +5,8 @@ In a live environment, at every step:
 1. the GUI model (a :class:`~guirl.rollout.engine.GenerationEngine`, prompted
    as its :class:`~guirl.models.prompts.PromptSpec` says) proposes an action
    from the task, the current screenshot, the dialogue history (the last
-   ``history_steps`` outputs) and the screenshots t-1, t-2; the first
+   ``history_steps`` steps, as its spec writes them: raw outputs or actions)
+   and the screenshots t-1, t-2; the first
    proposal is greedy, retries sample at ``temperature`` (seeded);
 2. a verifier (any :class:`~guirl.judges.Judge`; the verify role,
    :mod:`guirl.judges.verify`) judges the proposal ``votes`` = 3 times;
