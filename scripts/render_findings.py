@@ -157,6 +157,24 @@ def rl_recipes_ccpo(result: dict) -> list[str]:
     return _against_reference(result, lambda n: "distance" not in n and "offline" not in n)
 
 
+def litegui_pipeline(result: dict) -> list[str]:
+    """``benchmarks/litegui_pipeline.py``: each condition on live episodes against the start, then guided OPD and
+    OPD + MD-GRPO (the SFT-free pipeline) against SFT on the same verified pool; the pool's sources."""
+    pool = result.get("pool", {})
+    lines = _against_reference(result, lambda n: n == "sft")
+    if pool.get("episodes"):
+        shares = ", ".join(f"{t} {c['atg']} of {c['atg'] + c['oracle_seed']}" for t, c in pool["per_task"].items())
+        v = pool.get("verification", {})
+        lines.append(f"- The pool: {pool['episodes']} episodes, {pool['atg']} from ATG (the agent proposing, the "
+                     f"ground-truth verifier voting) and {pool['oracle_seed']} oracle-seeded: ATG fills "
+                     f"{_u(pool['atg_share'])} of it without oracle seeding ({shares}). Verification recovers "
+                     f"{v.get('recovered_other_solutions')} of the oracle's {v.get('hidden_other_solutions')} other "
+                     f"solutions on {v.get('multi_solution_steps')} multi-solution steps (recall "
+                     f"{_u(v.get('recall_other_solutions'))}).")
+    return lines + ["- The paper's claim: guided OPD then MD-GRPO, without SFT, gives the best agent (LiteGUI's "
+                    "SFT-free pipeline)."]
+
+
 def rl_recipes_asft(result: dict) -> list[str]:
     """``benchmarks/rl_recipes.py`` runs of GUI-Libra's ASFT and plain SFT on the same data and budget; ASFT
     against plain SFT (the row whose name says "plain SFT")."""
@@ -382,7 +400,7 @@ FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "rl_reci
             "rl_recipes_computersd_validation": rl_recipes_computersd_validation, "computersd_signal": computersd_signal,
             "infigui_subgoal": infigui_subgoal, "rl_action_types": rl_action_types, "litegui_opd": litegui_opd,
             "guilibra_kl_pearson": guilibra_kl_pearson, "rl_room": rl_room,
-            "rl_fit": rl_fit}
+            "rl_fit": rl_fit, "litegui_pipeline": litegui_pipeline}
 BLOCK = re.compile(r"(<!-- rendered from results/(?P<stem>[\w-]+)\.json -->\n)(?P<body>.*?)(<!-- end rendered -->)",
                    re.DOTALL)
 

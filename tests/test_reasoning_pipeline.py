@@ -301,3 +301,21 @@ def test_student_format_rejects_unwritable_targets(tmp_path):
         metrics = build_reasoning_data([episode], tmp_path, tmp_path / fmt / "e.jsonl", OracleTeacher(fmt=fmt),
                                        config=config)
         assert metrics["reasoning/kept"] == kept and metrics["reasoning/rejected_unwritable"] == 1 - kept
+
+
+def test_a_model_teacher_reads_past_steps_as_its_policy_was_trained_to():
+    """A :class:`ModelTeacher` over the history-reading agent (its spec: ``history_text: action``) sees a past step
+    as its action, not the raw output (thought included) the step was recorded with."""
+    from guirl.datagen.teachers import ModelTeacher
+    from guirl.models.load import load_policy
+
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "base-agent-history-tiny")
+    assert policy.prompt.history_text == "action"
+    past = HistoryItem(action=_click((10, 10, 50, 30), "OK"), output="<think>a private thought</think> click OK")
+    step = Step(index=1, history=[past], screenshot=ImageRef(path="x.png", width=W, height=H),
+                action=_click((10, 10, 50, 30), "OK"))
+    episode = Episode(id="e", instruction="Press OK.", steps=[step])
+    image = Image.new("RGB", (W, H), "white")
+    messages, _ = ModelTeacher(policy).prompt(TeacherInput(episode, step, "Press OK.", None, "", SCREEN, image))
+    said = " ".join(part.get("text", "") for m in messages for part in m["content"] if isinstance(m["content"], list))
+    assert "a private thought" not in said and "Step 1:" in said and "left_click" in said

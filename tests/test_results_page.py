@@ -288,3 +288,28 @@ def test_rl_fit_reads_each_run_on_its_own_states_and_on_others_against_the_start
     table = render_rl_fit(result)
     assert "| start | - | - | - | fit | 0.700 | - | 0.600 | - |" in table
     assert "| lr1e-05 | 1e-05 | 10.0 | 2.00 | rest | 0.650 | -0.050 [-0.090, -0.010] | 0.550 | -0.050 [-0.090, -0.010] |" in table
+
+
+def test_litegui_pipeline_findings_read_each_condition_against_the_start_and_sft():
+    """``litegui_pipeline.py``: every condition's gain over the start, OPD and OPD + MD-GRPO against SFT after
+    training (beside the two spreads), the pool's sources, and the paper's claim."""
+    from render_findings import litegui_pipeline
+
+    def row(mean, spread):
+        split = {"base": 0.1, "mean": mean, "spread": spread, "gain": round(mean - 0.1, 4), "n": 105, "passes": False,
+                 "per_seed": {"seed0": mean, "seed1": mean},
+                 "paired": {f"seed{i}": {"diff": round(mean - 0.1, 4), "low": -0.02, "high": 0.05, "n": 105}
+                            for i in (0, 1)}}
+        return {"splits": {"episode_success": split}, "seeds": 2, "wall_min": 3.0, "peak_rss_gb": 2.0}
+
+    pool = {"episodes": 16, "atg": 4, "oracle_seed": 12, "atg_share": 0.25,
+            "per_task": {"a": {"atg": 4, "oracle_seed": 4}, "b": {"atg": 0, "oracle_seed": 8}},
+            "verification": {"recovered_other_solutions": 3, "hidden_other_solutions": 6, "multi_solution_steps": 5,
+                             "recall_other_solutions": 0.5}}
+    lines = litegui_pipeline({"recipes": {"sft": row(0.12, 0.01), "opd_mdgrpo": row(0.2, 0.02)}, "pool": pool})
+    assert lines[0].startswith("- `sft` (2 seeds, 3.0 min training, 2.00 GB): live episode success (n=105, start 0.100)")
+    assert lines[2] == ("- `opd_mdgrpo` against `sft`, after training: live episode success +0.080 (above the two "
+                        "spreads, 0.030).")
+    assert lines[3].startswith("- The pool: 16 episodes, 4 from ATG") and "fills 0.250 of it" in lines[3]
+    assert "a 4 of 8, b 0 of 8" in lines[3] and "(recall 0.500)" in lines[3]
+    assert lines[-1].startswith("- The paper's claim:")

@@ -102,15 +102,21 @@ class ModelTeacher:
         self.policy, self.fmt, self.temperature = policy, fmt or policy.prompt.fmt, temperature
         self.max_new_tokens, self.seed = max_new_tokens, seed
 
-    def __call__(self, inp: TeacherInput) -> TeacherOutput:
-        from guirl.models.generate import decode_generation, sample_completions
+    def prompt(self, inp: TeacherInput) -> tuple[list, list]:
+        """The teacher's messages and images: its instruction, the screenshot, and the step's history read as the
+        policy's spec writes past steps (raw outputs or actions)."""
         from guirl.models.prompts import build_messages
 
-        width, height = inp.screenshot.size
         spec = self.policy.prompt
-        messages, images = build_messages(teacher_instruction(inp), inp.screenshot, inp.step.history, fmt=self.fmt,
-                                          frame=self.policy.frame_for(width, height),
-                                          history_window=spec.history_window, style=spec.style)
+        return build_messages(teacher_instruction(inp), inp.screenshot, inp.step.history, fmt=self.fmt,
+                              frame=self.policy.frame_for(*inp.screenshot.size), history_window=spec.history_window,
+                              style=spec.style, history_text=spec.history_text)
+
+    def __call__(self, inp: TeacherInput) -> TeacherOutput:
+        from guirl.models.generate import decode_generation, sample_completions
+
+        width, height = inp.screenshot.size
+        messages, images = self.prompt(inp)
         seed = self.seed + zlib.crc32(f"{inp.episode.id}:{inp.step.index}:{inp.attempt}".encode())
         rows = sample_completions(self.policy, messages, images, 1, self.temperature, 1.0, self.max_new_tokens, seed)
         generation = decode_generation(self.policy, rows[0], self.fmt, width, height)
