@@ -418,11 +418,57 @@ def pool_line(pool: dict) -> str:
     return line
 
 
+def ending(episode: dict) -> str:
+    """How a live episode ended: ``success``; ``finished_early`` (the agent's finish action before the goal);
+    ``step_cap``; ``other`` (the world ended it after another action).
+
+    >>> ending({"success": False, "failure_reason": "x", "steps": [{"action": {"type": "terminate"}}]})
+    'finished_early'
+    >>> ending({"success": False, "failure_reason": "step limit reached (16 steps)", "steps": [{"action": None}]})
+    'step_cap'
+    """
+    if episode["success"]:
+        return "success"
+    last = (episode["steps"] or [{}])[-1].get("action") or {}
+    if last.get("type") == "terminate":
+        return "finished_early"
+    return "step_cap" if (episode.get("failure_reason") or "").startswith("step limit") else "other"
+
+
+ENDINGS = ("success", "finished_early", "step_cap", "other")
+
+
+def endings_summary(root: Path, tasks: list[str], episodes: int) -> dict:
+    """Per model (``base``, then each condition's mean over its seeds): how its live episodes ended
+    (:func:`ending`, counts), and for the runs the episodes each seed won and lost against the base (means)."""
+    keys = eval_keys(tasks, episodes)
+
+    def played(eval_dir: Path) -> list[dict]:
+        found = {(e["task"], e["extra"]["seed"]): e for e in map(json.loads, (eval_dir / "episodes.jsonl").open())}
+        return [found[k] for k in keys]
+
+    base = played(root / "eval" / "base")
+    out = {"base": {"episodes": len(base), **{e: sum(ending(x) == e for x in base) for e in ENDINGS}}}
+    runs: dict[str, list[dict]] = {}
+    for condition, seed in finished_runs(root):
+        runs.setdefault(condition, []).append(played(root / "eval" / f"{condition}-seed{seed}"))
+    for condition, seeds in runs.items():
+        def mean(f, seeds=seeds) -> float:
+            return round(statistics.mean(f(r) for r in seeds), 2)
+
+        out[condition] = {"episodes": len(base), "seeds": len(seeds),
+                          **{e: mean(lambda r, e=e: sum(ending(x) == e for x in r)) for e in ENDINGS},
+                          "won": mean(lambda r: sum(x["success"] and not b["success"] for x, b in zip(r, base))),
+                          "lost": mean(lambda r: sum(b["success"] and not x["success"] for x, b in zip(r, base)))}
+    return out
+
+
 def results_summary(root: Path, tasks: list[str], episodes: int, base_model: str) -> dict | None:
     """The results table (``rl_recipes.summarise``'s shape) plus ``pool``; None before the base agent's evaluation."""
     if not (root / "eval" / "base" / "summary.json").is_file():
         return None
-    return summarise(collect(root, tasks, episodes, base_model)) | {"pool": pool_summary(root)}
+    return summarise(collect(root, tasks, episodes, base_model)) | {"pool": pool_summary(root),
+                                                                    "endings": endings_summary(root, tasks, episodes)}
 
 
 def per_task_lines(root: Path, tasks: list[str], episodes: int) -> list[str]:
@@ -455,6 +501,9 @@ def report(args: argparse.Namespace) -> dict | None:
     print_table(result)
     print("\nlive success per task (mean over seeds)\n" + "\n".join(per_task_lines(args.root, args.tasks,
                                                                                   args.eval_episodes)))
+    print("\nhow live episodes end (runs: mean over seeds; won / lost: against the base agent, episode by episode)")
+    for name, e in result["endings"].items():
+        print(f"{name:<12} " + "  ".join(f"{k} {e[k]}" for k in (*ENDINGS, "won", "lost") if k in e))
     print("\n" + pool_line(result["pool"]))
     timings = _read(args.root / "timings.json")
     print(f"data stages, wall s: { {k: v for k, v in timings.items() if not k.startswith(('train-', 'eval-'))} }")

@@ -171,8 +171,23 @@ def litegui_pipeline(result: dict) -> list[str]:
                      f"{v.get('recovered_other_solutions')} of the oracle's {v.get('hidden_other_solutions')} other "
                      f"solutions on {v.get('multi_solution_steps')} multi-solution steps (recall "
                      f"{_u(v.get('recall_other_solutions'))}).")
+    endings = result.get("endings", {})
+    if "base" in endings:
+        def how(e: dict) -> str:
+            return (f"{_n(e['success'])} successes, {_n(e['finished_early'])} finish actions before the goal, "
+                    f"{_n(e['step_cap'])} at the step cap, {_n(e['other'])} ended by the world after another action")
+
+        runs = "; ".join(f"`{n}` {how(e)}, {_n(e['won'])} won and {_n(e['lost'])} lost against the start"
+                         for n, e in endings.items() if n != "base")
+        lines.append(f"- How the {endings['base']['episodes']} live episodes end: the start {how(endings['base'])}; "
+                     f"runs (mean over seeds): {runs}.")
     return lines + ["- The paper's claim: guided OPD then MD-GRPO, without SFT, gives the best agent (LiteGUI's "
                     "SFT-free pipeline)."]
+
+
+def _n(x: float) -> str:
+    """A count, or a mean of counts over seeds (one decimal)."""
+    return f"{x:g}" if float(x).is_integer() else f"{x:.1f}"
 
 
 def rl_recipes_asft(result: dict) -> list[str]:

@@ -68,6 +68,11 @@ def test_results_pair_base_and_runs_by_task_and_seed(tmp_path):
     assert (pool["atg_share"], pool["per_task"][shop]["atg_share"], pool["per_task"][contact]["atg_share"]) == (0.125, 0.25, 0)
     assert pool["verification"] == {"multi_solution_steps": 10, "hidden_other_solutions": 20,
                                     "recovered_other_solutions": 5, "recall_other_solutions": 0.25}
+    # how episodes end (these hand-made ones carry no action: a failure is "other"), and the runs' flips against
+    # the base: sft seed 0 wins episodes 1 and 4, seed 1 wins episode 4, neither loses one
+    assert result["endings"]["base"] == {"episodes": 4, "success": 1, "finished_early": 0, "step_cap": 0, "other": 3}
+    assert result["endings"]["sft"] == {"episodes": 4, "seeds": 2, "success": 2.5, "finished_early": 0, "step_cap": 0,
+                                        "other": 1.5, "won": 1.5, "lost": 0}
     # an evaluation that lacks an episode of the setting is refused, not paired with what it has
     with pytest.raises(litegui_pipeline.PipelineError, match="no episode of web.shopping at world seed 9500002 \\(2 of 6 missing\\)"):
         litegui_pipeline.results_summary(tmp_path, [shop, contact], 3, "checkpoints/base-agent-history-tiny")

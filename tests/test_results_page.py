@@ -306,7 +306,15 @@ def test_litegui_pipeline_findings_read_each_condition_against_the_start_and_sft
             "per_task": {"a": {"atg": 4, "oracle_seed": 4}, "b": {"atg": 0, "oracle_seed": 8}},
             "verification": {"recovered_other_solutions": 3, "hidden_other_solutions": 6, "multi_solution_steps": 5,
                              "recall_other_solutions": 0.5}}
-    lines = litegui_pipeline({"recipes": {"sft": row(0.12, 0.01), "opd_mdgrpo": row(0.2, 0.02)}, "pool": pool})
+    endings = {"base": {"episodes": 105, "success": 8, "finished_early": 82, "step_cap": 3, "other": 12},
+               "sft": {"episodes": 105, "seeds": 3, "success": 8, "finished_early": 81, "step_cap": 1.67,
+                       "other": 14.33, "won": 3, "lost": 3}}
+    lines = litegui_pipeline({"recipes": {"sft": row(0.12, 0.01), "opd_mdgrpo": row(0.2, 0.02)}, "pool": pool,
+                              "endings": endings})
+    assert lines[4] == ("- How the 105 live episodes end: the start 8 successes, 82 finish actions before the goal, 3 "
+                        "at the step cap, 12 ended by the world after another action; runs (mean over seeds): `sft` 8 "
+                        "successes, 81 finish actions before the goal, 1.7 at the step cap, 14.3 ended by the world "
+                        "after another action, 3 won and 3 lost against the start.")
     assert lines[0].startswith("- `sft` (2 seeds, 3.0 min training, 2.00 GB): live episode success (n=105, start 0.100)")
     assert lines[2] == ("- `opd_mdgrpo` against `sft`, after training: live episode success +0.080 (above the two "
                         "spreads, 0.030).")
