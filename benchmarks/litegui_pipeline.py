@@ -337,12 +337,9 @@ def eval_keys(tasks: list[str], episodes: int) -> list[tuple[str, int]]:
     return [(task, EVAL_SEED + i) for task in tasks for i in range(episodes)]
 
 
-def episode_scores(eval_dir: Path, keys: list[tuple[str, int]]) -> dict:
-    """One model's live scores in ``rl_recipes``' form: ``episode_success`` (the environment's verdict) and, where
-    the episodes record the world's milestones, ``episode_progress``; ``per_step`` holds each episode's value in
-    the order of ``keys``, read from ``eval_dir/episodes.jsonl`` by (task, world seed)."""
-    from guirl.rollout.online import episode_progress
-
+def played_episodes(eval_dir: Path, keys: list[tuple[str, int]]) -> list[dict]:
+    """The episodes of ``eval_dir/episodes.jsonl`` in the order of ``keys`` (task, world seed); an evaluation that
+    lacks one is refused, not paired with what it has."""
     played = {}
     for line in (eval_dir / "episodes.jsonl").read_text().splitlines():
         episode = json.loads(line)
@@ -352,7 +349,16 @@ def episode_scores(eval_dir: Path, keys: list[tuple[str, int]]) -> dict:
         raise PipelineError(f"{eval_dir} holds no episode of {missing[0][0]} at world seed {missing[0][1]} "
                             f"({len(missing)} of {len(keys)} missing): it was played with other --tasks or "
                             "--eval-episodes; delete it to play it again")
-    episodes = [played[k] for k in keys]
+    return [played[k] for k in keys]
+
+
+def episode_scores(eval_dir: Path, keys: list[tuple[str, int]]) -> dict:
+    """One model's live scores in ``rl_recipes``' form: ``episode_success`` (the environment's verdict) and, where
+    the episodes record the world's milestones, ``episode_progress``; ``per_step`` holds each episode's value in
+    the order of ``keys``, read from ``eval_dir/episodes.jsonl`` by (task, world seed)."""
+    from guirl.rollout.online import episode_progress
+
+    episodes = played_episodes(eval_dir, keys)
     success = [int(bool(e["success"])) for e in episodes]
     scores = {"episode_success": sum(success) / len(success), "per_step": {"episode_success": success}}
     if any("milestones" in s.get("extra", {}) for e in episodes for s in e["steps"]):
@@ -442,16 +448,11 @@ def endings_summary(root: Path, tasks: list[str], episodes: int) -> dict:
     """Per model (``base``, then each condition's mean over its seeds): how its live episodes ended
     (:func:`ending`, counts), and for the runs the episodes each seed won and lost against the base (means)."""
     keys = eval_keys(tasks, episodes)
-
-    def played(eval_dir: Path) -> list[dict]:
-        found = {(e["task"], e["extra"]["seed"]): e for e in map(json.loads, (eval_dir / "episodes.jsonl").open())}
-        return [found[k] for k in keys]
-
-    base = played(root / "eval" / "base")
+    base = played_episodes(root / "eval" / "base", keys)
     out = {"base": {"episodes": len(base), **{e: sum(ending(x) == e for x in base) for e in ENDINGS}}}
     runs: dict[str, list[dict]] = {}
     for condition, seed in finished_runs(root):
-        runs.setdefault(condition, []).append(played(root / "eval" / f"{condition}-seed{seed}"))
+        runs.setdefault(condition, []).append(played_episodes(root / "eval" / f"{condition}-seed{seed}", keys))
     for condition, seeds in runs.items():
         def mean(f, seeds=seeds) -> float:
             return round(statistics.mean(f(r) for r in seeds), 2)
