@@ -295,6 +295,34 @@ def test_loss_is_grpo_plus_lambda_opsd(agent):
     assert isinstance(samples[0], Sample)
 
 
+def test_a_frozen_start_teacher_scores_as_the_start_whatever_the_policy_became():
+    """opsd_teacher=start: the privileged log-probs are the starting weights', after the policy moved; the default
+    (policy) scores with the weights it is given."""
+    policy = load_policy(str(BASE_AGENT))
+    start = copy.deepcopy(policy.model)
+    engine = HFEngine.from_policy(policy)
+    cfg = ComputerSDConfig(model=str(BASE_AGENT), opsd_coef=0.5, tasks=["desktop.open_file"], group_size=2,
+                           max_episode_steps=3, opsd_teacher="start")
+    frozen, own = ComputerSD(cfg, policy), ComputerSD(cfg.model_copy(update={"opsd_teacher": "policy"}), policy)
+    assert own.teacher is None and frozen.teacher is not None
+    analysed = frozen.analyze(frozen.rollout(engine, EnvSlots(lambda: SimEnv(preset="coarse")),
+                                             [("desktop.open_file", 4)], 0, seed=2))
+    with torch.no_grad():  # the policy trains away from its start
+        for p in policy.model.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+
+    def teacher_logprobs(method, model):
+        batch = method.rescore(model, copy.deepcopy(analysed))
+        return [s.sample.teacher_logprobs for tr in batch.trajectories for s in tr.steps if s.sample.teacher_logprobs]
+
+    by_frozen = teacher_logprobs(frozen, policy.model)
+    by_start, by_moved = teacher_logprobs(own, start), teacher_logprobs(own, policy.model)
+    assert by_frozen and len(by_frozen) == len(by_start) == len(by_moved)
+    for f, s, m in zip(by_frozen, by_start, by_moved, strict=True):
+        assert f == pytest.approx(s, abs=1e-5)
+    assert any(abs(f - m) > 1e-3 for fs, ms in zip(by_frozen, by_moved, strict=True) for f, m in zip(fs, ms))
+
+
 @pytest.fixture(scope="module")
 def topk_batch(agent):
     """One analysed, privileged-rescored rollout (top-k 5 kept per token) and its step samples."""

@@ -41,6 +41,7 @@ the built-in world), which with a small model is most of a step.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import copy
 import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -89,6 +90,9 @@ class ComputerSDConfig(TrainerConfig):
         "sampled_token", description="sampled-token value-gated OPSD (paper eq. 7), or the code's top-k + tail reverse "
         "KL to the privileged distribution gated by the KL itself (the step value only masks)")
     opsd_top_k: int = Field(50, gt=0, description="k of opsd_loss=topk (the privileged side keeps k log-probs per token)")
+    opsd_teacher: Literal["policy", "start"] = Field(
+        "policy", description="whose log-probs under the guidance context OPSD moves towards: the policy being "
+        "trained (the paper's self-distillation) or a frozen copy of the starting policy (guirl's ablation)")
     prm_weight: float = Field(0.0, description="GRPO + PRM baseline: reward += prm_weight * sum_t s_t")
     # the GRPO part
     advantage: str = Field("grpo", description="registered advantage estimator over each group's trajectories")
@@ -175,6 +179,11 @@ class ComputerSD:
         self.needs_analysis = cfg.opsd_coef > 0 or cfg.prm_weight != 0
         self.needs_rescoring = cfg.opsd_coef > 0
         self.analyzer = None
+        # opsd_teacher=start: the privileged side is the policy as it starts, frozen (made here, before a trainer
+        # or a resumed checkpoint moves the weights); only the side that rescores (the analyzer's) needs it
+        self.teacher = None
+        if self.needs_rescoring and with_analyzer and cfg.opsd_teacher == "start":
+            self.teacher = copy.deepcopy(policy.model).eval().requires_grad_(False)
         if self.needs_analysis and with_analyzer:
             self.analyzer = make_judge(cfg.analyzer, **cfg.analyzer_kwargs)
         elif self.needs_analysis:  # an unknown name is said here rather than in the other process
@@ -270,6 +279,7 @@ class ComputerSD:
         cfg, policy = self.cfg, self.policy
         t0 = time.perf_counter()
         steps = [s for tr in batch.trajectories if not tr.crashed for s in tr.steps if s.value and s.guidance]
+        model = self.teacher if self.teacher is not None else model
         was_training = model.training
         model.eval()
         for i in range(0, len(steps), cfg.micro_batch_size):
