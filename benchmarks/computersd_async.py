@@ -176,6 +176,11 @@ def pinned(args) -> None:
     print(f"wrote {args.result}")
 
 
+def hint_model_path(label: str) -> Path:
+    """A ``--hint-models`` entry: a name under checkpoints/, or a model directory."""
+    return ROOT / "checkpoints" / label if "/" not in label else Path(label)
+
+
 def hint_following(samples: int, models: list[str] | None = None) -> None:
     import random
 
@@ -194,7 +199,7 @@ def hint_following(samples: int, models: list[str] | None = None) -> None:
     steps = random.Random(0).sample(steps, min(samples, len(steps)))
     print(f"analyzer guidance following on {len(steps)} held-out steps (reference: the last valid action)")
     for label in models or ["base-agent-tiny", "litegui-teacher-tiny", "computersd-start-tiny"]:
-        path = ROOT / "checkpoints" / label if "/" not in label else Path(label)
+        path = hint_model_path(label)
         if not path.is_dir():
             print(f"  {label}: missing (guirl train sft --config recipes/computersd_start_tiny.yaml)")
             continue
@@ -229,6 +234,11 @@ def main() -> None:
     parser.add_argument("--result", default="results/computersd_async.json", help="--pinned: the JSON table")
     args = parser.parse_args()
     if args.hint_only:
+        for label in args.hint_models or []:  # a given model that cannot load: said before anything runs
+            if not (hint_model_path(label) / "config.json").is_file():
+                print(f"computersd_async: error: --hint-models {label}: not a model directory (no config.json); give "
+                      "a name under checkpoints/ or a trained run's final/ directory", file=sys.stderr)
+                raise SystemExit(2)
         hint_following(args.hint_samples, args.hint_models)
         return
     if args.pinned:
