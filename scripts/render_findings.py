@@ -269,6 +269,10 @@ def rl_action_types(result: dict) -> list[str]:
         if twins:  # on error-escape steps step success is escaping
             line = (f"- `{name}`{seeds}: escapes {stat([t['escaped'] for t in twins])}, does the replaced action "
                     f"instead (as if no mistake) {stat([t['as_if_no_mistake'] for t in twins])}")
+        finish = [r["truth"]["terminate"] for r in rows if "terminate" in r.get("truth", {})]
+        if finish and not twins:  # how often it finishes where the task is done (a collapse away from it shows here)
+            line += (f", on the {finish[0]['steps']} steps whose answer is the finish action "
+                     f"{stat([f['success'] / f['steps'] for f in finish])}")
         lines.append(line + f"; answers with a key press {stat(keys)} of {rows[0]['steps']} steps.")
     return lines
 

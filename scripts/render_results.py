@@ -485,15 +485,24 @@ def render_infigui_subgoal(result: dict) -> list[str]:
 
 def render_rl_action_types(result: dict) -> list[str]:
     labels = " / ".join(result.get("labels", []))
+    models = result.get("models", {})
+    twinned = any(r.get("twinned") for r in models.values())  # error-escape steps: each has a back-on-track twin
     lines = [f"## Predicted action types on {result.get('split')} ({labels}; data seed {result.get('seed')})", "",
-             "`benchmarks/rl_action_types.py`: greedy answers per model. *Escaped*: the step's own target (undo the "
-             "mistake); *as if no mistake*: the target of its back-on-track twin, the action the mistake replaced.",
-             "", "| model | steps | step success | escaped | as if no mistake | predicted types |", "|---|---|---|---|---|---|"]
-    for label, r in result.get("models", {}).items():
+             "`benchmarks/rl_action_types.py`: greedy answers per model; success by the ground truth's action type "
+             "(successes / steps)." + (" *Escaped*: the step's own target (undo the mistake); *as if no mistake*: "
+                                       "the target of its back-on-track twin, the action the mistake replaced."
+                                       if twinned else ""), ""]
+    if twinned:
+        lines += ["| model | steps | step success | escaped | as if no mistake | success by true type | predicted types |",
+                  "|---|---|---|---|---|---|---|"]
+    else:
+        lines += ["| model | steps | step success | success by true type | predicted types |", "|---|---|---|---|---|"]
+    for label, r in models.items():
         twin = r.get("twinned", {})
         types = ", ".join(f"{k} {v}" for k, v in r["predicted"].items())
-        lines.append(f"| {label} (`{r['model']}`) | {r['steps']} | {_f(r['success'])} | {_f(twin.get('escaped'))} | "
-                     f"{_f(twin.get('as_if_no_mistake'))} | {types} |")
+        truth = ", ".join(f"{k} {v['success']}/{v['steps']}" for k, v in sorted(r.get("truth", {}).items()))
+        middle = f"{_f(twin.get('escaped'))} | {_f(twin.get('as_if_no_mistake'))} | " if twinned else ""
+        lines.append(f"| {label} (`{r['model']}`) | {r['steps']} | {_f(r['success'])} | {middle}{truth} | {types} |")
     return lines + [""] + _provenance(result)
 
 

@@ -168,8 +168,22 @@ def test_error_escape_findings_average_each_condition_over_its_seeds(tmp_path, m
         "0.200 of 100 steps.",
         "- `rl` (2 seeds): escapes 0.350 +- 0.071, does the replaced action instead (as if no mistake) 0.200 +- 0.000; "
         "answers with a key press 0.110 +- 0.014 of 100 steps."]
-    assert "| rl-seed1 (`m`) | 100 | 0.300 | 0.300 | 0.200 | click 88, key 12 |" in _page_of(
+    assert "| rl-seed1 (`m`) | 100 | 0.300 | 0.300 | 0.200 |  | click 88, key 12 |" in _page_of(
         tmp_path, monkeypatch, "rl_action_types_x", result)
+
+
+def test_action_type_rows_of_ordinary_steps_show_success_by_true_type(tmp_path, monkeypatch):
+    from render_findings import rl_action_types
+
+    truth = {"terminate": {"steps": 40, "success": 2, "type_ok": 3}, "click": {"steps": 60, "success": 30, "type_ok": 55}}
+    result = {"command": "python benchmarks/rl_action_types.py", "commit": "abc", "seed": 5, "split": "t.jsonl",
+              "labels": ["correct"], "models": {"opsd": {"model": "m", "steps": 100, "success": 0.32, "truth": truth,
+                                                         "predicted": {"click": 95, "key": 5}}}}
+    assert rl_action_types(result) == ["- `opsd`: step success 0.320, on the 40 steps whose answer is the finish "
+                                       "action 0.050; answers with a key press 0.050 of 100 steps."]
+    page = _page_of(tmp_path, monkeypatch, "rl_action_types_x", result)
+    assert "| opsd (`m`) | 100 | 0.320 | click 30/60, terminate 2/40 | click 95, key 5 |" in page
+    assert "escaped" not in page.lower()
 
 
 def test_prompt_only_reads_as_an_evaluation_not_a_one_seed_run():
