@@ -234,7 +234,7 @@ def _train_computersd(cfg: ComputerSDConfig) -> dict[str, Any]:
     torch.manual_seed(cfg.seed)
     policy = load_online_policy(cfg)
     method = ComputerSD(cfg, policy, with_analyzer=not (cfg.mode == "async" and cfg.rollout_cpus))
-    reference = ReferencePolicy(policy.model, policy.processor) if cfg.kl_coef else None
+    reference = ReferencePolicy(policy.model, policy.processor, frozen=method.teacher) if cfg.kl_coef else None
     sampler = OnlineSampler(cfg, policy, method, reference)
     evaluate = online_evaluator(cfg, policy)
 

@@ -146,10 +146,13 @@ class WeightedRewards:
 class ReferencePolicy:
     """Reference log-probs: the adapter-disabled LoRA policy, or a frozen copy of the starting model."""
 
-    def __init__(self, model: torch.nn.Module, processor: Any):
+    def __init__(self, model: torch.nn.Module, processor: Any, frozen: torch.nn.Module | None = None):
+        """``frozen``: a frozen copy of the starting model made already (e.g. ComputerSD's ``opsd_teacher=start``),
+        shared rather than copied again."""
         self.processor = processor
         self.lora = hasattr(model, "disable_adapter")
-        self.frozen = None if self.lora else copy.deepcopy(model).eval().requires_grad_(False)
+        self.frozen = None if self.lora else frozen if frozen is not None else \
+            copy.deepcopy(model).eval().requires_grad_(False)
 
     @torch.no_grad()
     def logprobs(self, model: torch.nn.Module, samples: list[Sample], temperature: float) -> list[list[float]]:
