@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import render_results  # noqa: E402
@@ -335,3 +337,28 @@ def test_litegui_pipeline_findings_read_each_condition_against_the_start_and_sft
     assert lines[3].startswith("- The pool: 16 episodes, 4 from ATG") and "fills 0.250 of it" in lines[3]
     assert "a 4 of 8, b 0 of 8" in lines[3] and "(recall 0.500)" in lines[3]
     assert lines[-1].startswith("- The paper's claim:")
+
+
+def test_the_scoreboard_reads_each_methods_row_from_its_json_and_refuses_a_row_it_lacks(tmp_path, monkeypatch):
+    """The page's first table: a row per method from its results file, against the base or each seed's own start."""
+    row = _rl_row(0.75, "episode_success", 105, 0.70, 20.0, 5.0)
+    row["splits"]["episode_success"]["paired"] = {f"seed{i}": {"diff": 0.05, "low": 0.01, "high": 0.09} for i in range(3)}
+    row["splits"]["episode_success"]["passes"] = True
+    (tmp_path / "rl_recipes_computersd.json").write_text(json.dumps({
+        "base_model": "ckpt/start", "recipes": {"computersd_history_tiny": row}}))
+    lines = render_results.render_scoreboard(tmp_path)
+    [csd] = [line for line in lines if line.startswith("| ComputerSD")]
+    assert "| `ckpt/start` | live episode success | 105 | 0.700 | 0.750 | +0.050 +- 0.010 |" in csd
+    assert csd.count("+0.050 [+0.010, +0.090]") == 3 and "| pass |" in csd
+    own = _rl_row(0.68, "steps_unseen_seeds", 1301, 0.70, 3.0, 1.3)
+    own["splits"]["steps_unseen_seeds"]["own_start"] = {"start": 0.66, "gain": 0.02, "spread": 0.015, "passes": False,
+                                                        "paired": {"seed0": {"diff": 0.02, "low": -0.001, "high": 0.04}}}
+    (tmp_path / "rl_recipes_guilibra.json").write_text(json.dumps({
+        "base_model": "b", "recipes": {"guilibra_kl_grpo_sngs_tiny[from ASFT]": own}}))
+    [gl] = [line for line in render_results.render_scoreboard(tmp_path) if line.startswith("| GUI-Libra")]
+    assert "| each seed's first-stage model | all multi-step steps | 1301 | 0.660 | 0.680 | +0.020 +- 0.015 |" in gl
+    assert "| miss |" in gl
+    (tmp_path / "rl_recipes_ccpo.json").write_text(json.dumps({"base_model": "b", "recipes": {}}))
+    with pytest.raises(SystemExit, match="ccpo_semi_online_tiny"):
+        render_results.render_scoreboard(tmp_path)
+    assert render_results.render_scoreboard(tmp_path / "none") == []
