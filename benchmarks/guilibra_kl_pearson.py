@@ -29,12 +29,10 @@ import argparse
 import json
 import math
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from rl_recipes import ROOT, _data_overrides, ensure_data
+from rl_recipes import ROOT, _data_overrides, ensure_data, run_measured
 
 RECIPE = "guilibra_kl_grpo_sngs_tiny"
 CONDITIONS = {"kl": [], "no_kl": ["kl_coef=0"], "no_sngs": ["advantage=grpo", "advantage_kwargs={}", "success_signal=null"],
@@ -83,11 +81,10 @@ def train(out: Path, name: str, seed: int, overrides: list[str]) -> dict:
            f"output_dir={run}", f"seed={seed}", "report_to=[]", *overrides, *CONDITIONS[name]]
     print("$", " ".join(cmd[1:]), flush=True)
     resumed = (run / "checkpoints").is_dir()  # an interrupted run resumes: the wall time is this part's only
-    t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    wall, peak_mb, _ = run_measured(cmd)
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     points = [point(r) for r in rows if "eval/online_success" in r]  # summarise keeps one per step
-    return {"run": str(run), "wall_s": time.perf_counter() - t0, "points": points} | ({"resumed": True} if resumed else {})
+    return {"run": str(run), "wall_s": wall, "peak_rss_mb": peak_mb, "points": points} | ({"resumed": True} if resumed else {})
 
 
 def unique_steps(points: list[dict]) -> list[dict]:
@@ -137,6 +134,8 @@ def summarise(start: dict, results: dict, conditions: list[str]) -> dict:
             pearsons[side] = None if math.isnan(r) else round(r, 3)
         table[name] = {"seeds": len(runs), "points": len(points), "final": final, "pearson": pearsons,
                        "wall_min": round(statistics.fmean(run["wall_s"] for run in runs) / 60, 2),
+                       "peak_rss_gb": round(max(rss) / 1024, 2) if (rss := [r["peak_rss_mb"] for r in runs
+                                                                            if "peak_rss_mb" in r]) else None,
                        "curves": {seed: v["points"] for seed, v in mine.items()}}
         resumed = sorted(seed for seed, v in mine.items() if v.get("resumed"))
         if resumed:
@@ -174,13 +173,13 @@ def main() -> None:
     print(f"\nstart (base agent): offline {start['offline']:.3f}, online success {start['online']:.3f}, "
           f"progress {start['progress'] if start['progress'] is None else round(start['progress'], 3)}")
     print(f"{'condition':<10} {'seeds':>5} {'offline (final)':>16} {'success (final)':>16} {'progress (final)':>16} "
-          f"{'r success':>9} {'r progress':>10} {'points':>6} {'wall min':>8}")
+          f"{'r success':>9} {'r progress':>10} {'points':>6} {'wall min':>8} {'RSS GB':>6}")
     for name, row in table.items():
         cells = [f"{row['final'][s]['mean']:.3f} +- {row['final'][s]['spread']:.3f}" if s in row["final"] else "-"
                  for s in ("offline", *ONLINE)]
         rs = [f"{row['pearson'][s]:.3f}" if row["pearson"][s] is not None else "nan" for s in ONLINE]
         print(f"{name:<10} {row['seeds']:>5} {cells[0]:>16} {cells[1]:>16} {cells[2]:>16} {rs[0]:>9} {rs[1]:>10} "
-              f"{row['points']:>6} {row['wall_min']:>8.1f}")
+              f"{row['points']:>6} {row['wall_min']:>8.1f} {row['peak_rss_gb'] or '-':>6}")
     if args.results:
         from base_agent import commit
 

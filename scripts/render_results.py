@@ -440,12 +440,13 @@ def render_guilibra_kl_pearson(result: dict) -> list[str]:
              f"the start included (start: offline {_f(start['offline'])}, success {_f(start['online'])}, progress "
              f"{_f(start.get('progress'))}).", "",
              "| condition | seeds | points | offline (final) | success (final) | progress (final) | r (offline, success) | "
-             "r (offline, progress) | train + eval min |", "|" + "---|" * 9]
+             "r (offline, progress) | train + eval min | peak RSS GB |", "|" + "---|" * 10]
     for name, row in result.get("conditions", {}).items():
         cells = [f"{_f(row['final'][s]['mean'])} +- {_f(row['final'][s]['spread'])}" if s in row["final"] else "-"
                  for s in ("offline", "online", "progress")]
         lines.append(f"| {name} | {row['seeds']} | {row['points']} | {' | '.join(cells)} | "
-                     f"{_f(row['pearson'].get('online'))} | {_f(row['pearson'].get('progress'))} | {_f(row['wall_min'], 1)} |")
+                     f"{_f(row['pearson'].get('online'))} | {_f(row['pearson'].get('progress'))} | {_f(row['wall_min'], 1)} | "
+                     f"{_f(row.get('peak_rss_gb'), 2)} |")
     return lines + [""] + _provenance(result)
 
 
