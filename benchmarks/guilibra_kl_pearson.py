@@ -87,6 +87,32 @@ def train(out: Path, name: str, seed: int, overrides: list[str]) -> dict:
     return {"run": str(run), "wall_s": wall, "peak_rss_mb": peak_mb, "points": points} | ({"resumed": True} if resumed else {})
 
 
+def pearson_within_step(runs: list[dict], side: str) -> tuple[float, int]:
+    """Pearson's r between offline step success and ``side`` across seeds at the same training step: each point
+    minus the mean of the points at its step (steps with fewer than 2 seeds left out), so the trend every seed
+    shares over training (a common decline, say) carries none of it. Returns r and the number of points pooled.
+
+    >>> runs = [{"points": [{"step": 60, "offline": 0.6, "online": 0.2}, {"step": 120, "offline": 0.5, "online": 0.1}]},
+    ...         {"points": [{"step": 60, "offline": 0.7, "online": 0.3}, {"step": 120, "offline": 0.4, "online": 0.0}]},
+    ...         {"points": [{"step": 60, "offline": 0.5, "online": 0.2}]}]
+    >>> r, n = pearson_within_step(runs, "online"); round(r, 3), n
+    (0.878, 5)
+    """
+    by_step: dict[int, list[dict]] = {}
+    for run in runs:
+        for p in run["points"]:
+            if p.get(side) is not None:
+                by_step.setdefault(p["step"], []).append(p)
+    xs, ys = [], []
+    for ps in by_step.values():
+        if len(ps) < 2:
+            continue
+        mx, my = statistics.fmean(p["offline"] for p in ps), statistics.fmean(p[side] for p in ps)
+        xs += [p["offline"] - mx for p in ps]
+        ys += [p[side] - my for p in ps]
+    return pearson(xs, ys), len(xs)
+
+
 def unique_steps(points: list[dict]) -> list[dict]:
     """One point per step, the last logged: a resumed run logs again the evaluations it made after its last
     checkpoint before it stopped.
@@ -132,7 +158,11 @@ def summarise(start: dict, results: dict, conditions: list[str]) -> dict:
             pts = [p for p in points if p.get(side) is not None]
             r = pearson([p["offline"] for p in pts], [p[side] for p in pts])
             pearsons[side] = None if math.isnan(r) else round(r, 3)
-        table[name] = {"seeds": len(runs), "points": len(points), "final": final, "pearson": pearsons,
+        within = {}
+        for side in ONLINE:
+            r, n = pearson_within_step(runs, side)
+            within[side] = {"r": None if math.isnan(r) else round(r, 3), "points": n}
+        table[name] = {"seeds": len(runs), "points": len(points), "final": final, "pearson": pearsons, "pearson_within_step": within,
                        "wall_min": round(statistics.fmean(run["wall_s"] for run in runs) / 60, 2),
                        "peak_rss_gb": round(max(rss) / 1024, 2) if (rss := [r["peak_rss_mb"] for r in runs
                                                                             if "peak_rss_mb" in r]) else None,

@@ -338,6 +338,15 @@ def rl_recipes_computersd_validation(result: dict) -> list[str]:
     return _against_reference(result, lambda n: "[" not in n)
 
 
+def _within_step(within: dict) -> str:
+    """The r across seeds at each step (the trend the seeds share removed), when there were seeds to compare."""
+    if not any(v.get("points") for v in within.values()):
+        return ""
+    rs = ", ".join(f"{'success' if side == 'online' else side} {_opt(v['r'])}" for side, v in within.items())
+    return (f" Across seeds at the same step (each point minus its step's mean, {max(v['points'] for v in within.values())}"
+            f" points): r {rs}.")
+
+
 def guilibra_kl_pearson(result: dict) -> list[str]:
     """``benchmarks/guilibra_kl_pearson.py``: Pearson's r between offline step success and each online score over
     the checkpoints, with and without KL, and whether the paper's ordering (higher with KL) comes out."""
@@ -350,7 +359,8 @@ def guilibra_kl_pearson(result: dict) -> list[str]:
         lines.append(f"- `{name}` ({row['seeds']} seed{'s' if row['seeds'] > 1 else ''}, {row['points']} points): "
                      f"r(offline, online) {rs}; at its last checkpoint offline {_u(fin['offline']['mean'])}, "
                      f"success {_u(fin['online']['mean'])}"
-                     + (f", progress {_u(fin['progress']['mean'])}" if "progress" in fin else "") + ".")
+                     + (f", progress {_u(fin['progress']['mean'])}" if "progress" in fin else "") + "."
+                     + _within_step(row.get("pearson_within_step") or {}))
     if "kl" in conditions and "no_kl" in conditions:
         n1, n2 = conditions["kl"]["points"], conditions["no_kl"]["points"]
         for side, label in (("online", "success"), ("progress", "progress")):

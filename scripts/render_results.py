@@ -429,6 +429,15 @@ def render_ccpo_casc(result: dict) -> list[str]:
     return lines + [""] + _provenance(result)
 
 
+def _within(row: dict) -> str:
+    """The across-seeds-at-each-step r's of a Pearson row (``-`` before the benchmark computed them, or at 1 seed)."""
+    within = row.get("pearson_within_step") or {}
+    if not any(v.get("points") for v in within.values()):
+        return "-"
+    return " / ".join(f"{_f(within[s]['r'])}" for s in ("online", "progress") if s in within) + \
+        f" ({max(v['points'] for v in within.values())} points)"
+
+
 def render_guilibra_kl_pearson(result: dict) -> list[str]:
     start = result["start"]
     lines = ["## GUI-Libra: does offline step accuracy over checkpoints predict online success? (held-out data seed "
@@ -440,12 +449,14 @@ def render_guilibra_kl_pearson(result: dict) -> list[str]:
              f"the start included (start: offline {_f(start['offline'])}, success {_f(start['online'])}, progress "
              f"{_f(start.get('progress'))}).", "",
              "| condition | seeds | points | offline (final) | success (final) | progress (final) | r (offline, success) | "
-             "r (offline, progress) | train + eval min | peak RSS GB |", "|" + "---|" * 10]
+             "r (offline, progress) | r across seeds at each step (success / progress) | train + eval min | "
+             "peak RSS GB |", "|" + "---|" * 11]
     for name, row in result.get("conditions", {}).items():
         cells = [f"{_f(row['final'][s]['mean'])} +- {_f(row['final'][s]['spread'])}" if s in row["final"] else "-"
                  for s in ("offline", "online", "progress")]
         lines.append(f"| {name} | {row['seeds']} | {row['points']} | {' | '.join(cells)} | "
-                     f"{_f(row['pearson'].get('online'))} | {_f(row['pearson'].get('progress'))} | {_f(row['wall_min'], 1)} | "
+                     f"{_f(row['pearson'].get('online'))} | {_f(row['pearson'].get('progress'))} | {_within(row)} | "
+                     f"{_f(row['wall_min'], 1)} | "
                      f"{_f(row.get('peak_rss_gb'), 2)} |")
     return lines + [""] + _provenance(result)
 

@@ -145,6 +145,10 @@ def test_the_kl_pearson_findings_state_the_papers_ordering_from_the_json():
     many = {"kl": row(0.2, 0.9) | {"points": 40}, "no_kl": row(0.3, 0.5) | {"points": 40}}
     assert guilibra_kl_pearson({"conditions": many})[3].endswith("comes out.")  # z 0.92 > 1.96 * sqrt(2 / 37)
     assert guilibra_kl_pearson({"conditions": many})[2].endswith("does not come out.")
+    within = {"online": {"r": 0.25, "points": 15}, "progress": {"r": None, "points": 15}}
+    assert guilibra_kl_pearson({"conditions": {"kl": row(0.2, 0.9) | {"pearson_within_step": within}}})[0].endswith(
+        "progress 0.400. Across seeds at the same step (each point minus its step's mean, 15 points): r success +0.250, "
+        "progress undefined.")
 
 
 def test_render_findings_doctests():
