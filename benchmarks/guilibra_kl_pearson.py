@@ -87,30 +87,32 @@ def train(out: Path, name: str, seed: int, overrides: list[str]) -> dict:
     return {"run": str(run), "wall_s": wall, "peak_rss_mb": peak_mb, "points": points} | ({"resumed": True} if resumed else {})
 
 
-def pearson_within_step(runs: list[dict], side: str) -> tuple[float, int]:
+def pearson_within_step(runs: list[dict], side: str) -> tuple[float, int, int]:
     """Pearson's r between offline step success and ``side`` across seeds at the same training step: each point
     minus the mean of the points at its step (steps with fewer than 2 seeds left out), so the trend every seed
-    shares over training (a common decline, say) carries none of it. Returns r and the number of points pooled.
+    shares over training (a common decline, say) carries none of it. Returns r, the number of points pooled and
+    the number of steps they came from (the centring spends one degree of freedom per step).
 
     >>> runs = [{"points": [{"step": 60, "offline": 0.6, "online": 0.2}, {"step": 120, "offline": 0.5, "online": 0.1}]},
     ...         {"points": [{"step": 60, "offline": 0.7, "online": 0.3}, {"step": 120, "offline": 0.4, "online": 0.0}]},
     ...         {"points": [{"step": 60, "offline": 0.5, "online": 0.2}]}]
-    >>> r, n = pearson_within_step(runs, "online"); round(r, 3), n
-    (0.878, 5)
+    >>> r, n, steps = pearson_within_step(runs, "online"); round(r, 3), n, steps
+    (0.878, 5, 2)
     """
     by_step: dict[int, list[dict]] = {}
     for run in runs:
         for p in run["points"]:
             if p.get(side) is not None:
                 by_step.setdefault(p["step"], []).append(p)
-    xs, ys = [], []
+    xs, ys, steps = [], [], 0
     for ps in by_step.values():
         if len(ps) < 2:
             continue
+        steps += 1
         mx, my = statistics.fmean(p["offline"] for p in ps), statistics.fmean(p[side] for p in ps)
         xs += [p["offline"] - mx for p in ps]
         ys += [p[side] - my for p in ps]
-    return pearson(xs, ys), len(xs)
+    return pearson(xs, ys), len(xs), steps
 
 
 def unique_steps(points: list[dict]) -> list[dict]:
@@ -160,8 +162,8 @@ def summarise(start: dict, results: dict, conditions: list[str]) -> dict:
             pearsons[side] = None if math.isnan(r) else round(r, 3)
         within = {}
         for side in ONLINE:
-            r, n = pearson_within_step(runs, side)
-            within[side] = {"r": None if math.isnan(r) else round(r, 3), "points": n}
+            r, n, steps = pearson_within_step(runs, side)
+            within[side] = {"r": None if math.isnan(r) else round(r, 3), "points": n, "steps": steps}
         table[name] = {"seeds": len(runs), "points": len(points), "final": final, "pearson": pearsons, "pearson_within_step": within,
                        "wall_min": round(statistics.fmean(run["wall_s"] for run in runs) / 60, 2),
                        "peak_rss_gb": round(max(rss) / 1024, 2) if (rss := [r["peak_rss_mb"] for r in runs

@@ -375,6 +375,17 @@ def guilibra_kl_pearson(result: dict) -> list[str]:
             lines.append(f"- With {label} as the online score: r {_s(a)} with KL against {_s(b)} without (Fisher z "
                          f"difference {dz:+.2f}, 95% half-width {half:.2f} at {n1} and {n2} points); the paper's "
                          f"ordering (0.89 against 0.63) {verdict}.")
+            wa, wb = (conditions[c].get("pearson_within_step", {}).get(side) or {} for c in ("kl", "no_kl"))
+            if wa.get("r") is not None and wb.get("r") is not None and wa.get("steps") and wb.get("steps"):
+                # centring on each step's mean spends a degree of freedom per step: n - steps + 1 plays the role of n
+                e1, e2 = wa["points"] - wa["steps"] + 1, wb["points"] - wb["steps"] + 1
+                half = 1.96 * math.sqrt(1 / max(e1 - 3, 1) + 1 / max(e2 - 3, 1))
+                dz = math.atanh(max(min(wa["r"], 0.999), -0.999)) - math.atanh(max(min(wb["r"], 0.999), -0.999))
+                verdict = ("comes out" if dz > half else "does not come out" if wa["r"] <= wb["r"] else
+                           "points the paper's way, inside the noise")
+                lines.append(f"- Across seeds at each step, {label}: r {_s(wa['r'])} with KL against {_s(wb['r'])} "
+                             f"without (Fisher z difference {dz:+.2f}, 95% half-width {half:.2f} at {e1} and {e2} "
+                             f"effective points: the points less one per step, plus one); the ordering {verdict}.")
     return lines
 
 

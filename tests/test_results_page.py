@@ -145,10 +145,17 @@ def test_the_kl_pearson_findings_state_the_papers_ordering_from_the_json():
     many = {"kl": row(0.2, 0.9) | {"points": 40}, "no_kl": row(0.3, 0.5) | {"points": 40}}
     assert guilibra_kl_pearson({"conditions": many})[3].endswith("comes out.")  # z 0.92 > 1.96 * sqrt(2 / 37)
     assert guilibra_kl_pearson({"conditions": many})[2].endswith("does not come out.")
-    within = {"online": {"r": 0.25, "points": 15}, "progress": {"r": None, "points": 15}}
+    within = {"online": {"r": 0.25, "points": 15, "steps": 5}, "progress": {"r": None, "points": 15, "steps": 5}}
     assert guilibra_kl_pearson({"conditions": {"kl": row(0.2, 0.9) | {"pearson_within_step": within}}})[0].endswith(
         "progress 0.400. Across seeds at the same step (each point minus its step's mean, 15 points): r success +0.250, "
         "progress undefined.")
+    both = {"kl": row(0.2, 0.9) | {"pearson_within_step": within},
+            "no_kl": row(0.3, 0.5) | {"pearson_within_step": within | {"online": {"r": -0.5, "points": 15, "steps": 5}}}}
+    lines = guilibra_kl_pearson({"conditions": both})
+    assert lines[3] == ("- Across seeds at each step, success: r +0.250 with KL against -0.500 without (Fisher z "
+                        "difference +0.80, 95% half-width 0.98 at 11 and 11 effective points: the points less one per "
+                        "step, plus one); the ordering points the paper's way, inside the noise.")
+    assert not any(line.startswith("- Across seeds at each step, progress") for line in lines)  # r undefined
 
 
 def test_render_findings_doctests():
