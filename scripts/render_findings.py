@@ -288,6 +288,14 @@ def litegui_opd(result: dict) -> list[str]:
             "it; guided OPD beats plain OPD, and guided OPD then MD-GRPO (the SFT-free pipeline) is best."]
 
 
+def litegui_opd_kl(result: dict) -> list[str]:
+    """Guided OPD's reverse-KL forms (``loss=``): each against the recipe's full-vocabulary form (the row tagged
+    ``[most_matched]``), every row against the student."""
+    return [*_against_reference(result, lambda n: n.endswith("[most_matched]")),
+            "- The paper gives the loss as GKD's reverse KL over the vocabulary and, in its eq. 12, as a sum over the "
+            "sampled tokens; it reports no comparison of the two (the top-k form is ComputerSD's code's)."]
+
+
 def rl_recipes_guilibra(result: dict) -> list[str]:
     """``benchmarks/rl_recipes.py`` runs of GUI-Libra's KL-GRPO + SNGS from each seed's ASFT model (``--start``):
     against the base agent and against each seed's own ASFT start; ablations against the row tagged
@@ -438,7 +446,7 @@ FINDINGS = {"ccpo_casc": ccpo_casc, "rl_recipes_ccpo": rl_recipes_ccpo, "rl_reci
             "rl_recipes_infigui_ri": rl_recipes_infigui_ri,
             "rl_recipes_guilibra": rl_recipes_guilibra, "rl_recipes_reasoning_injection": rl_recipes_reasoning_injection,
             "rl_recipes_computersd_validation": rl_recipes_computersd_validation, "computersd_signal": computersd_signal,
-            "infigui_subgoal": infigui_subgoal, "rl_action_types": rl_action_types, "litegui_opd": litegui_opd,
+            "infigui_subgoal": infigui_subgoal, "rl_action_types": rl_action_types, "litegui_opd": litegui_opd, "litegui_opd_kl": litegui_opd_kl,
             "guilibra_kl_pearson": guilibra_kl_pearson, "rl_room": rl_room,
             "rl_fit": rl_fit, "litegui_pipeline": litegui_pipeline}
 BLOCK = re.compile(r"(<!-- rendered from results/(?P<stem>[\w-]+)\.json -->\n)(?P<body>.*?)(<!-- end rendered -->)",

@@ -373,3 +373,14 @@ def test_the_scoreboard_reads_each_methods_row_from_its_json_and_refuses_a_row_i
     with pytest.raises(SystemExit, match="ccpo_semi_online_tiny"):
         render_results.render_scoreboard(tmp_path)
     assert render_results.render_scoreboard(tmp_path / "none") == []
+
+
+def test_guided_opd_kl_forms_read_each_against_the_full_vocabulary_row():
+    from render_findings import litegui_opd_kl
+
+    rows = {"litegui_opd_tiny[most_matched]": _rl_row(0.69, "multi_solution", 436, 0.70, 5.0, 2.1),
+            "litegui_opd_tiny[most_matched, top-k KL]": _rl_row(0.72, "multi_solution", 436, 0.70, 5.0, 2.1)}
+    lines = litegui_opd_kl({"recipes": rows})
+    assert lines[2] == ("- `litegui_opd_tiny[most_matched, top-k KL]` against `litegui_opd_tiny[most_matched]`, after "
+                        "training: multi-solution +0.030 (above the two spreads, 0.020).")
+    assert lines[-1].startswith("- The paper gives the loss as GKD's reverse KL")
