@@ -552,6 +552,10 @@ SCOREBOARD = (
 )
 
 
+#: How a scoreboard row names a start the JSON records only by the path it had on the machine that trained it.
+SCOREBOARD_STARTS = {"rl_recipes_ccpo": "its 3AO start (`recipes/ccpo_start_tiny.yaml`, CASC off)"}
+
+
 def render_scoreboard(results: Path) -> list[str]:
     """The rows of :data:`SCOREBOARD` whose results file exists; a row naming a recipe or split its file lacks is an
     error (the page would otherwise drop it silently)."""
@@ -571,7 +575,7 @@ def render_scoreboard(results: Path) -> list[str]:
             frm = "each seed's first-stage model"
         else:
             start, gain, spread, paired, passes = r["base"], r["gain"], r["spread"], r["paired"], r["passes"]
-            frm = f"`{result.get('base_model')}`"
+            frm = SCOREBOARD_STARTS.get(stem, f"`{result.get('base_model')}`")
         pairs = "; ".join(_interval(p) for p in paired.values())
         lines.append(f"| {method} | {run} | {frm} | {SPLIT_NAMES.get(split, split)} | {r['n']} | {_f(start)} | {_f(r['mean'])} | "
                      f"{gain:+.3f} +- {_f(spread)} | {pairs} | {'pass' if passes else 'miss'} | `results/{stem}.json` |")
