@@ -155,13 +155,11 @@ def summarise(start: dict, results: dict, conditions: list[str]) -> dict:
             if finals:
                 final[side] = {"mean": round(statistics.fmean(finals), 4),
                                "spread": round(statistics.stdev(finals), 4) if len(finals) > 1 else 0.0}
-        pearsons = {}
+        pearsons, within = {}, {}
         for side in ONLINE:
             pts = [p for p in points if p.get(side) is not None]
             r = pearson([p["offline"] for p in pts], [p[side] for p in pts])
             pearsons[side] = None if math.isnan(r) else round(r, 3)
-        within = {}
-        for side in ONLINE:
             r, n, steps = pearson_within_step(runs, side)
             within[side] = {"r": None if math.isnan(r) else round(r, 3), "points": n, "steps": steps}
         table[name] = {"seeds": len(runs), "points": len(points), "final": final, "pearson": pearsons, "pearson_within_step": within,

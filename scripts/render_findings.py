@@ -355,6 +355,15 @@ def _within_step(within: dict) -> str:
             f" points): r {rs}.")
 
 
+def _fisher_ordering(a: float, b: float, n1: int, n2: int) -> tuple[float, float, str]:
+    """Whether r ``a`` (with KL, ``n1`` points) exceeds r ``b`` (without, ``n2``): the Fisher z difference of two
+    independent r's, its 95% half-width, and the verdict on the paper's ordering."""
+    half = 1.96 * math.sqrt(1 / max(n1 - 3, 1) + 1 / max(n2 - 3, 1))
+    dz = math.atanh(max(min(a, 0.999), -0.999)) - math.atanh(max(min(b, 0.999), -0.999))
+    return dz, half, ("comes out" if dz > half else "does not come out" if a <= b else
+                      "points the paper's way, inside the noise")
+
+
 def guilibra_kl_pearson(result: dict) -> list[str]:
     """``benchmarks/guilibra_kl_pearson.py``: Pearson's r between offline step success and each online score over
     the checkpoints, with and without KL, and whether the paper's ordering (higher with KL) comes out."""
@@ -376,10 +385,7 @@ def guilibra_kl_pearson(result: dict) -> list[str]:
             if a is None or b is None:
                 lines.append(f"- With {label} as the online score, r is undefined for one condition (a constant side).")
                 continue
-            half = 1.96 * math.sqrt(1 / max(n1 - 3, 1) + 1 / max(n2 - 3, 1))  # Fisher z of two independent r's
-            dz = math.atanh(max(min(a, 0.999), -0.999)) - math.atanh(max(min(b, 0.999), -0.999))
-            verdict = ("comes out" if dz > half else "does not come out" if a <= b else
-                       "points the paper's way, inside the noise")
+            dz, half, verdict = _fisher_ordering(a, b, n1, n2)
             lines.append(f"- With {label} as the online score: r {_s(a)} with KL against {_s(b)} without (Fisher z "
                          f"difference {dz:+.2f}, 95% half-width {half:.2f} at {n1} and {n2} points); the paper's "
                          f"ordering (0.89 against 0.63) {verdict}.")
@@ -387,10 +393,7 @@ def guilibra_kl_pearson(result: dict) -> list[str]:
             if wa.get("r") is not None and wb.get("r") is not None and wa.get("steps") and wb.get("steps"):
                 # centring on each step's mean spends a degree of freedom per step: n - steps + 1 plays the role of n
                 e1, e2 = wa["points"] - wa["steps"] + 1, wb["points"] - wb["steps"] + 1
-                half = 1.96 * math.sqrt(1 / max(e1 - 3, 1) + 1 / max(e2 - 3, 1))
-                dz = math.atanh(max(min(wa["r"], 0.999), -0.999)) - math.atanh(max(min(wb["r"], 0.999), -0.999))
-                verdict = ("comes out" if dz > half else "does not come out" if wa["r"] <= wb["r"] else
-                           "points the paper's way, inside the noise")
+                dz, half, verdict = _fisher_ordering(wa["r"], wb["r"], e1, e2)
                 lines.append(f"- Across seeds at each step, {label}: r {_s(wa['r'])} with KL against {_s(wb['r'])} "
                              f"without (Fisher z difference {dz:+.2f}, 95% half-width {half:.2f} at {e1} and {e2} "
                              f"effective points: the points less one per step, plus one); the ordering {verdict}.")
