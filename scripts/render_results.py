@@ -283,7 +283,8 @@ def render_base_agent_vision_levers(result: dict) -> list[str]:
 
 
 def render_computersd_signal(result: dict) -> list[str]:
-    lines = ["## Where ComputerSD's update comes from (training logs)", "",
+    title = result.get("title", "Where ComputerSD's update comes from")
+    lines = [f"## {title} (training logs)", "",
              "Per run: the share of optimiser steps with a group whose episodes' outcomes differ (only there is the "
              "GRPO advantage non-zero), the median gradient norm on those steps and on the others (OPSD times its "
              "coefficient, and KL, alone), the OPSD term before its coefficient, the share of executed steps the "

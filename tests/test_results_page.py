@@ -121,8 +121,8 @@ def test_computersd_signal_renders_in_the_page_and_in_prose(tmp_path, monkeypatc
         "good_steps": 0.15, "gate": 0.5, "rollout_success": {"first_half": 0.062, "last_half": 0.023}}}}
     assert computersd_signal(result) == [
         "- `cs/seed0`: 28% of its 40 steps had a group whose outcomes differ; median gradient norm 0.1200 on those, "
-        "0.0030 on the others, 40x; the analyzer judged 15% of executed steps good; training episodes' success 0.062 "
-        "in the first half of the steps, 0.023 in the second."]
+        "0.0030 on the others, 40x; the analyzer judged 15% of executed steps good (mean value gate 0.50); training "
+        "episodes' success 0.062 in the first half of the steps, 0.023 in the second."]
     assert "| cs/seed0 | 40 | 0.28 | 0.1200 | 0.0030 | 0.0105 | 0.15 | 0.062 | 0.023 |" in _page_of(
         tmp_path, monkeypatch, "computersd_signal", result)
 
@@ -384,3 +384,14 @@ def test_guided_opd_kl_forms_read_each_against_the_full_vocabulary_row():
     assert lines[2] == ("- `litegui_opd_tiny[most_matched, top-k KL]` against `litegui_opd_tiny[most_matched]`, after "
                         "training: multi-solution +0.030 (above the two spreads, 0.020).")
     assert lines[-1].startswith("- The paper gives the loss as GKD's reverse KL")
+
+
+def test_computersd_gate_ablations_read_each_against_the_recipe_as_written():
+    from render_findings import FINDINGS, by_prefix
+
+    rows = {"computersd_history_tiny": _rl_row(0.05, "episode_success", 105, 0.03, 20.0, 5.0),
+            "computersd_history_tiny[gate none]": _rl_row(0.02, "episode_success", 105, 0.03, 20.0, 5.0)}
+    lines = by_prefix(FINDINGS, "rl_recipes_computersd_gates")({"recipes": rows})
+    assert lines[2] == ("- `computersd_history_tiny[gate none]` against `computersd_history_tiny`, after training: "
+                        "live episode success -0.030 (below the two spreads, 0.020).")
+    assert lines[-1].startswith("- The paper (Qwen3-VL-8B-Thinking on OSWorld-Verified")
