@@ -321,13 +321,14 @@ def computersd_signal(result: dict) -> list[str]:
         loud, quiet = r["grad_norm_outcome"], r["grad_norm_silent"]
         ratio = f", {loud / quiet:.0f}x" if loud and quiet else ""
         rs = r["rollout_success"]
+        analyzer = "no analyzer (OPSD off)"
+        if r["good_steps"] is not None:
+            gate = f" (mean value gate {r['gate']:.2f})" if r.get("gate") is not None else ""
+            analyzer = f"the analyzer judged {_opt_pct(r['good_steps'])} of executed steps good{gate}"
         lines.append(f"- `{name}`: {r['outcome_steps']:.0%} of its {r['steps']} steps had a group whose outcomes "
                      f"differ; median gradient norm {_opt_u(loud)} on those, {_opt_u(quiet)} on the others{ratio}; "
-                     + (f"the analyzer judged {_opt_pct(r['good_steps'])} of executed steps good"
-                        + (f" (mean value gate {r['gate']:.2f}); " if r.get("gate") is not None else "; ")
-                        if r["good_steps"] is not None else "no analyzer (OPSD off); ") + "training episodes' "
-                     f"success {_u(rs['first_half'])} in the first half of the steps, {_u(rs['last_half'])} in the "
-                     "second.")
+                     f"{analyzer}; training episodes' success {_u(rs['first_half'])} in the first half of the steps, "
+                     f"{_u(rs['last_half'])} in the second.")
     for m in result.get("analyzer_mix") or []:
         lines.append(f"- `{m['model']}`'s own live steps at temperature {m['temperature']:g} ({m['steps']} steps of "
                      f"{m['episodes']} episodes): effective {m['effective']:.0%}, consistent {m['consistent']:.0%}, "
